@@ -1,0 +1,126 @@
+"""The teaching model's chat template: how a request becomes the tokens it is billed for.
+
+Real chat models never see JSON. The server renders the request into one token sequence
+with special tokens marking where each message starts and ends (the `<|im_start|>` envelope
+the textbook shows). The teaching model uses this documented template, so its
+`usage.prompt_tokens` can be reproduced exactly by anyone who reads this docstring:
+
+    1. Tools, if the request has any, come first as one block:
+           <|im_start|> "tools\\n" + TOOLS <|im_end|> "\\n"
+       where TOOLS is json.dumps(tool, ensure_ascii=False) for each tool, joined by "\\n",
+       in the order given (the keys in the order given, too).
+    2. Then every message, in order:
+           <|im_start|> HEADER + "\\n" + BODY <|im_end|> "\\n"
+       HEADER is the role ("system", "developer", "user", "assistant"), followed by
+       " " + name when the message has a "name"; for a tool result it is
+       "tool " + tool_call_id.
+       BODY is the content: a string as is; a list of parts as the "text" of each text part,
+       joined with ""; null as "". An assistant message with tool calls adds, per call,
+           "\\n<tool_call>" + json.dumps({"id": id, "name": name, "arguments": arguments},
+                                         ensure_ascii=False) + "</tool_call>"
+       with `arguments` exactly the string that was sent (not re-serialised).
+    3. Last, the generation prompt: <|im_start|> "assistant\\n".
+
+`<|im_start|>` and `<|im_end|>` are one token each. Every piece of text between them is
+encoded on its own with o200k_base's `encode_ordinary` (so "<|im_start|>" typed inside a
+message is plain text, not a special token). Hence, with enc = o200k_base:
+
+    per message:  3 + len(enc.encode_ordinary(HEADER + "\\n" + BODY))
+    tools block:  3 + len(enc.encode_ordinary("tools\\n" + TOOLS))
+    reply primer: 1 + len(enc.encode_ordinary("assistant\\n"))
+
+The reply is billed as `completion_tokens` = len(encode_ordinary(BODY of the reply)) + 1
+(its closing `<|im_end|>`).
+
+Real providers use their own templates and tokenizers: there the `usage` numbers the API
+returns are the ground truth and any local count is an estimate.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+class SpecialToken(str):
+    """A marker in the rendered pieces that stands for one special token, never for text."""
+
+
+IM_START = SpecialToken("<|im_start|>")
+IM_END = SpecialToken("<|im_end|>")
+# Ids just past o200k_base's own range, so they never collide with a real token.
+IM_START_ID = 200264
+IM_END_ID = 200265
+ENCODING_NAME = "o200k_base"
+
+
+@lru_cache(maxsize=1)
+def encoding():
+    import course  # noqa: F401  (prepares the offline vocabulary before tiktoken looks)
+    import tiktoken
+
+    return tiktoken.get_encoding(ENCODING_NAME)
+
+
+def content_text(content) -> str:
+    """The text of a message's content: a string, a list of text parts, or None."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content if part.get("type") == "text")
+
+
+def tool_call_text(call: dict) -> str:
+    fn = call.get("function") or {}
+    payload = {"id": call.get("id"), "name": fn.get("name"), "arguments": fn.get("arguments")}
+    return "\n<tool_call>" + json.dumps(payload, ensure_ascii=False) + "</tool_call>"
+
+
+def message_header(message: dict) -> str:
+    role = message.get("role")
+    if role == "tool":
+        return f"tool {message.get('tool_call_id')}"
+    name = message.get("name")
+    return f"{role} {name}" if name else str(role)
+
+
+def message_body(message: dict) -> str:
+    body = content_text(message.get("content"))
+    for call in message.get("tool_calls") or ():
+        body += tool_call_text(call)
+    return body
+
+
+def tools_text(tools: list) -> str:
+    return "tools\n" + "\n".join(json.dumps(tool, ensure_ascii=False) for tool in tools)
+
+
+def render_pieces(messages: list, tools: list | None = None) -> list[str]:
+    """The request as a list of text pieces and special-token markers, for display."""
+    pieces: list[str] = []
+    if tools:
+        pieces += [IM_START, tools_text(tools), IM_END, "\n"]
+    for message in messages:
+        pieces += [IM_START, message_header(message) + "\n" + message_body(message), IM_END, "\n"]
+    pieces += [IM_START, "assistant\n"]
+    return pieces
+
+
+def render_text(messages: list, tools: list | None = None) -> str:
+    """The whole rendered request as one string (what the lesson prints)."""
+    return "".join(render_pieces(messages, tools))
+
+
+def prompt_token_ids(messages: list, tools: list | None = None) -> list[int]:
+    """The exact token ids the teaching model sees (and bills as prompt_tokens)."""
+    enc = encoding()
+    ids: list[int] = []
+    for piece in render_pieces(messages, tools):
+        if isinstance(piece, SpecialToken):
+            ids.append(IM_START_ID if piece == IM_START else IM_END_ID)
+        else:
+            ids.extend(enc.encode_ordinary(piece))
+    return ids
+
+
+def completion_token_count(message: dict) -> int:
+    return len(encoding().encode_ordinary(message_body(message))) + 1
