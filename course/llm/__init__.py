@@ -1,0 +1,64 @@
+"""The model every notebook talks to.
+
+By default a local, deterministic, OpenAI-compatible *teaching model* (a rule-based stand-in,
+not an LLM) that the course starts on 127.0.0.1 when first needed: no key, no network, the same
+answer every run. Set these environment variables to use a real provider instead:
+
+    COURSE_LLM_API_KEY    the provider's API key (required to switch)
+    COURSE_LLM_BASE_URL   its OpenAI-compatible endpoint (omit for OpenAI itself)
+    COURSE_LLM_MODEL      the model name to request (required to switch)
+
+    client()       -> openai.OpenAI for the configured model
+    model_name()   -> the model name to pass to chat.completions.create
+    serve()        -> a private teaching model (fresh prompt cache), e.g. for measurements
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+from course.llm.server import MODEL_NAME, ServerHandle, TeachingModel  # noqa: F401
+
+ENV_KEY, ENV_BASE_URL, ENV_MODEL = "COURSE_LLM_API_KEY", "COURSE_LLM_BASE_URL", "COURSE_LLM_MODEL"
+
+_default: ServerHandle | None = None
+_lock = threading.Lock()
+
+
+def using_real_provider() -> bool:
+    return bool(os.environ.get(ENV_KEY))
+
+
+def model_name() -> str:
+    if using_real_provider():
+        name = os.environ.get(ENV_MODEL)
+        if not name:
+            raise RuntimeError(f"{ENV_KEY} is set, so the course uses a real provider, but "
+                               f"{ENV_MODEL} is not: set it to the model to call.")
+        return name
+    return MODEL_NAME
+
+
+def serve(port: int = 0) -> ServerHandle:
+    """Start a private teaching model on 127.0.0.1 (port 0 picks a free one)."""
+    return ServerHandle(port=port)
+
+
+def default_server() -> ServerHandle:
+    """The process-wide teaching model, started once, on first use."""
+    global _default
+    with _lock:
+        if _default is None:
+            _default = serve()
+        return _default
+
+
+def client(**kwargs):
+    """An `openai.OpenAI` client: the real provider if configured, else the teaching model."""
+    if using_real_provider():
+        import openai
+
+        model_name()  # fail early and clearly if the model is not named
+        return openai.OpenAI(api_key=os.environ[ENV_KEY],
+                             base_url=os.environ.get(ENV_BASE_URL) or None, **kwargs)
+    return default_server().client(**kwargs)

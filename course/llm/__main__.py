@@ -1,0 +1,31 @@
+"""`python -m course.llm --port 8000`: serve the teaching model standalone, e.g. for curl."""
+from __future__ import annotations
+
+import argparse
+import time
+
+from course.llm import serve
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course.llm", description=__doc__)
+    parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (0: any free one)")
+    args = parser.parse_args(argv)
+    try:
+        server = serve(port=args.port)
+    except OSError as exc:
+        parser.exit(1, f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}\n")
+    print(f"Teaching model listening on {server.base_url} (Ctrl-C to stop). Try:\n"
+          f"  curl {server.base_url}/chat/completions -H 'Content-Type: application/json' \\\n"
+          f"       -d '{{\"model\": \"teaching-model\", \"messages\": "
+          f"[{{\"role\": \"user\", \"content\": \"Hello\"}}]}}'", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,187 @@
+"""The teaching model's HTTP server: an OpenAI-compatible `/v1/chat/completions` on 127.0.0.1.
+
+Standard library only. Every request is answered with JSON; malformed or oversized input gets
+a 4xx error body, and an unexpected failure a 500, never a dead server.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import threading
+import time
+import traceback
+from array import array
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from course.llm.behaviour import respond
+from course.llm.cache import PrefixCache
+from course.llm.template import completion_token_count, prompt_token_ids
+from course.llm.validation import RequestError, validate_request
+
+MODEL_NAME = "teaching-model"
+MAX_BODY_BYTES = 64 * 1024 * 1024
+SOCKET_TIMEOUT_S = 60
+
+
+class TeachingModel:
+    """The model behind the server: stateless answers plus a prompt cache."""
+
+    def __init__(self, cache: PrefixCache | None = None):
+        self.cache = cache or PrefixCache()
+
+    def complete(self, body) -> dict:
+        validate_request(body)
+        messages, tools = body["messages"], body.get("tools") or []
+        tokens = prompt_token_ids(messages, tools)
+        seed = hashlib.sha256(array("I", tokens).tobytes()).hexdigest()
+        reply = respond(messages, tools, body.get("tool_choice"), seed)
+        cached = self.cache.lookup_and_store(tokens)
+        completion = completion_token_count(reply)
+        limit = body.get("max_completion_tokens") or body.get("max_tokens")
+        finish = "tool_calls" if reply.get("tool_calls") else "stop"
+        if limit and completion > limit and not reply.get("tool_calls"):
+            reply["content"], completion, finish = self._cut(reply["content"], limit), limit, "length"
+        return {
+            "id": "chatcmpl-" + seed[:24],
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body["model"],
+            "system_fingerprint": "teaching-model-1",
+            "choices": [{"index": 0, "message": {"refusal": None, **reply},
+                         "logprobs": None, "finish_reason": finish}],
+            "usage": {
+                "prompt_tokens": len(tokens),
+                "completion_tokens": completion,
+                "total_tokens": len(tokens) + completion,
+                "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
+                "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
+                                              "accepted_prediction_tokens": 0,
+                                              "rejected_prediction_tokens": 0},
+            },
+        }
+
+    @staticmethod
+    def _cut(text: str, limit: int) -> str:
+        from course.llm.template import encoding
+
+        enc = encoding()
+        # limit - 1 tokens of text plus the closing <|im_end|>; drop a trailing partial character
+        return enc.decode_bytes(enc.encode_ordinary(text)[: max(limit - 1, 0)]).decode("utf-8", "ignore")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the openai SDK expects
+    server_version = "TeachingModel/1"
+    timeout = SOCKET_TIMEOUT_S
+    model: TeachingModel  # set on the subclass made per server
+
+    def log_message(self, format, *args):  # quiet: notebooks should not fill with access logs
+        pass
+
+    def _send(self, status: int, payload: dict) -> None:
+        data = json.dumps(payload, ensure_ascii=False).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, error: RequestError) -> None:
+        self._send(error.status, error.body())
+
+    def do_GET(self):
+        path = self.path.split("?")[0].rstrip("/")
+        if path in ("/v1/models", "/models"):
+            self._send(200, {"object": "list", "data": [
+                {"id": MODEL_NAME, "object": "model", "created": 0, "owned_by": "course"}]})
+        elif path in ("", "/health"):
+            self._send(200, {"status": "ok", "model": MODEL_NAME})
+        else:
+            self._error(RequestError(f"Unknown path {self.path!r}.", status=404,
+                                     code="unknown_url"))
+
+    def do_POST(self):
+        try:
+            body = self._read_json()
+        except RequestError as exc:
+            self.close_connection = True  # the rest of the stream may be unread garbage
+            self._error(exc)
+            return
+        path = self.path.split("?")[0].rstrip("/")
+        if path not in ("/v1/chat/completions", "/chat/completions"):
+            self._error(RequestError(f"Unknown path {self.path!r}: the teaching model serves "
+                                     f"POST /v1/chat/completions.", status=404, code="unknown_url"))
+            return
+        try:
+            self._send(200, self.model.complete(body))
+        except RequestError as exc:
+            self._error(exc)
+        except Exception as exc:  # a bug in the teaching model must not take the server down
+            traceback.print_exc(file=sys.stderr)
+            self._error(RequestError(f"The teaching model failed on this request: "
+                                     f"{type(exc).__name__}: {exc}", status=500,
+                                     error_type="server_error", code="internal_error"))
+
+    def _read_json(self):
+        length = self.headers.get("Content-Length")
+        if length is None:
+            raise RequestError("A Content-Length header is required.", status=411,
+                               code="length_required")
+        try:
+            size = int(length)
+        except ValueError:
+            raise RequestError("Invalid Content-Length header.", code="invalid_header") from None
+        if size < 0 or size > MAX_BODY_BYTES:
+            raise RequestError(f"Request body of {size} bytes is larger than the teaching model "
+                               f"accepts ({MAX_BODY_BYTES} bytes).", status=413,
+                               code="request_too_large")
+        raw = self.rfile.read(size)
+        try:
+            return json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise RequestError(
+                "We could not parse the JSON body of your request. (HINT: This likely means you "
+                "aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, "
+                f"but what was sent was not valid JSON: {type(exc).__name__}: {exc})",
+                code="invalid_json") from None
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class ServerHandle:
+    """A running teaching model. Use as a context manager, or call stop()."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, model: TeachingModel | None = None):
+        self.model = model or TeachingModel()
+        handler = type("Handler", (_Handler,), {"model": self.model})
+        self._httpd = _Server((host, port), handler)
+        self.host, self.port = self._httpd.server_address[:2]
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="teaching-model",
+                                        daemon=True)
+        self._thread.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def client(self, **kwargs):
+        """An `openai.OpenAI` client for this server (no key needed; no retries, so errors show)."""
+        import openai
+
+        kwargs.setdefault("max_retries", 0)
+        return openai.OpenAI(base_url=self.base_url, api_key="not-needed-for-the-teaching-model",
+                             **kwargs)
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
