@@ -72,6 +72,7 @@ class TeachingModel:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as the openai SDK expects
+    disable_nagle_algorithm = True  # headers and body go out at once: no 40 ms delayed-ACK stall
     server_version = "TeachingModel/1"
     timeout = SOCKET_TIMEOUT_S
     model: TeachingModel  # set on the subclass made per server
@@ -160,7 +161,8 @@ class ServerHandle:
         handler = type("Handler", (_Handler,), {"model": self.model})
         self._httpd = _Server((host, port), handler)
         self.host, self.port = self._httpd.server_address[:2]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="teaching-model",
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
+                                        name="teaching-model",
                                         daemon=True)
         self._thread.start()
 
