@@ -1,0 +1,1 @@
+"""Widgets for the lessons: each wires ipywidgets controls to plain, tested functions."""

@@ -1,0 +1,433 @@
+"""Compaction: keep a long agent run inside its window without separating calls from results.
+
+Truncation shortens one message; compaction shortens the history. The shape after compacting:
+
+    head      the system prompt and the original task, kept verbatim
+    summary   one user message that replaces the old turns
+    recent    the last `keep_turns` turns, kept whole
+
+A *turn* here is one non-tool message plus the tool results that answer it (so an assistant
+message with three parallel calls and its three results is one turn). History is kept or
+dropped a whole turn at a time, which is why a call never loses its result: a provider rejects
+a request with an orphan result or an unanswered call (HTTP 400), and `check_pairing` finds
+the same problems before the provider does.
+
+Production pieces: a token-threshold trigger (`count_tokens`, `should_compact`), a JSONL backup
+of the transcript before each compaction with a pointer to it in the summary, a model-written
+summary requested cache-safely (`ModelSummarizer`), and chained compactions that carry earlier
+summaries and backups forward.
+
+Messages use the Chat Completions format: an assistant's `tool_calls` are
+`{"id", "type": "function", "function": {"name", "arguments"}}`, answered by
+`{"role": "tool", "tool_call_id", "content"}`.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from course.llm.template import prompt_token_ids
+from solutions.truncation import Workspace, offload
+
+ROLES = ("system", "developer", "user", "assistant", "tool")
+SUMMARY_HEADER = "[Compacted history: this message replaces earlier turns of the conversation]"
+BACKUPS_HEADING = ("Full transcripts saved before compacting (JSONL, one message per line; "
+                   "open them with read_file):")
+RULE_TITLE = "Earlier progress:"
+TRANSCRIPTS_DIR = ".agent/transcripts"
+
+COMPACTION_INSTRUCTION = """\
+Compact the conversation above: write a summary that will replace it, so that work can \
+continue from the summary alone. Do not call tools. Use these sections, in this order:
+
+1. Goal and constraints: the task and every constraint, as stated.
+2. Confirmed facts: what has been established, and how.
+3. Changes made: which files were changed or created, and how.
+4. Failed attempts and why: what was tried, what failed, the error text verbatim.
+5. Progress and open items: what is done, what is in progress, what is left.
+
+Copy identifiers exactly as they appear: file paths, ids, hashes, URLs, version numbers, \
+commands and error messages. Leave out the full output of commands that succeeded, the text \
+of errors that were fixed since, and exploratory reads that led nowhere."""
+
+
+# ---------------------------------------------------------------------------- pairing
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """The checker's verdict: ok, or the first problem (message index, kind, reason).
+
+    kinds: orphan_result, missing_result, late_result, duplicate_result, duplicate_id,
+    reused_id, malformed.
+    """
+    ok: bool
+    index: int | None = None
+    kind: str | None = None
+    reason: str = "pairing intact"
+    call_id: str | None = None
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __str__(self) -> str:
+        return self.reason if self.ok else f"message {self.index}: {self.reason}"
+
+
+def _problem(index: int, kind: str, reason: str, call_id: str | None = None) -> Pairing:
+    return Pairing(False, index, kind, reason, call_id)
+
+
+def _role_of(message) -> str | None:
+    return message.get("role") if isinstance(message, dict) else None
+
+
+def _unanswered(messages: list, at: int, open_calls: dict[str, int]) -> Pairing:
+    """The problem when calls are still open at message `at` (or at the end): missing or late."""
+    call_id, caller = next(iter(open_calls.items()))
+    # Only on this error path do we look ahead: is the result there, just in the wrong place?
+    for j in range(at + 1, len(messages)):
+        message = messages[j]
+        if _role_of(message) == "tool" and message.get("tool_call_id") == call_id:
+            return _problem(j, "late_result",
+                            f"result for call {call_id!r} (made at message {caller}) comes after "
+                            f"message {at} ({_role_of(messages[at])}); a result must follow its "
+                            f"call before any other message", call_id)
+    where = (f"before message {at} ({_role_of(messages[at])})" if at < len(messages)
+             else "before the transcript ends")
+    ids = ", ".join(repr(i) for i in open_calls)
+    return _problem(caller, "missing_result",
+                    f"call {ids} made here {'has' if len(open_calls) == 1 else 'have'} no result "
+                    f"{where}", call_id)
+
+
+def check_pairing(messages: list) -> Pairing:
+    """Scan once, in order, and report the first place where calls and results do not pair up.
+
+    Rules (the ones providers enforce): every tool result answers a call of the assistant
+    message right before its group of results; every call gets exactly one result before any
+    other message; call ids are unique in one message and across the whole transcript.
+    """
+    if not isinstance(messages, list):
+        raise TypeError(f"check_pairing expects a list of message dicts, got {type(messages).__name__}")
+    open_calls: dict[str, int] = {}   # calls still waiting for a result -> their message index
+    called_at: dict[str, int] = {}    # every call id made so far -> its message index
+    answered_at: dict[str, int] = {}  # every answered call id -> index of its result
+    for i, message in enumerate(messages):
+        role = _role_of(message)
+        if role not in ROLES:
+            return _problem(i, "malformed", f"not a message with a known role ({', '.join(ROLES)}): "
+                                            f"{str(message)[:80]}")
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if not isinstance(call_id, str):
+                return _problem(i, "malformed", "tool result without a string tool_call_id")
+            if call_id in open_calls:
+                del open_calls[call_id]
+                answered_at[call_id] = i
+            elif call_id in answered_at:
+                return _problem(i, "duplicate_result",
+                                f"second result for call {call_id!r}, which was answered at "
+                                f"message {answered_at[call_id]}", call_id)
+            else:
+                return _problem(i, "orphan_result",
+                                f"tool result for call {call_id!r}, but no call with that id "
+                                f"is waiting for a result", call_id)
+            continue
+        if open_calls:
+            return _unanswered(messages, i, open_calls)
+        calls = message.get("tool_calls") if role == "assistant" else None
+        if calls is None:
+            continue
+        if not isinstance(calls, list) or not calls:
+            return _problem(i, "malformed", "tool_calls must be a non-empty list (leave the key "
+                                            "out when there are no calls)")
+        for call in calls:
+            call_id = call.get("id") if isinstance(call, dict) else None
+            if not isinstance(call_id, str):
+                return _problem(i, "malformed", f"tool call without a string id: {str(call)[:80]}")
+            if call_id in open_calls:
+                return _problem(i, "duplicate_id", f"two calls in this message share the id "
+                                                   f"{call_id!r}", call_id)
+            if call_id in called_at:
+                return _problem(i, "reused_id", f"call id {call_id!r} was already used at message "
+                                                f"{called_at[call_id]}; ids must be unique in a "
+                                                f"transcript", call_id)
+            open_calls[call_id] = i
+            called_at[call_id] = i
+    if open_calls:
+        return _unanswered(messages, len(messages), open_calls)
+    return Pairing(True)
+
+
+# ---------------------------------------------------------------------------- turns
+
+
+def split_turns(messages: list[dict]) -> list[list[dict]]:
+    """Group messages into turns: each non-tool message starts one, tool results join it."""
+    turns: list[list[dict]] = []
+    for i, message in enumerate(messages):
+        if _role_of(message) == "tool":
+            if not turns:
+                raise ValueError(f"message {i} is a tool result with no message before it to "
+                                 f"answer; check_pairing(messages) says more")
+            turns[-1].append(message)
+        else:
+            turns.append([message])
+    return turns
+
+
+def split_head(messages: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(head, rest): the head is the leading system/developer messages plus the first user task."""
+    i = 0
+    while i < len(messages) and _role_of(messages[i]) in ("system", "developer"):
+        i += 1
+    if i < len(messages) and _role_of(messages[i]) == "user" and not is_summary(messages[i]):
+        i += 1
+    return messages[:i], messages[i:]
+
+
+# ---------------------------------------------------------------------------- summaries
+
+
+def is_summary(message: dict) -> bool:
+    content = message.get("content") if isinstance(message, dict) else None
+    return (_role_of(message) == "user" and isinstance(content, str)
+            and content.startswith(SUMMARY_HEADER))
+
+
+def summary_parts(content: str) -> tuple[str, list[str]]:
+    """(body, backup lines) of a summary message's content."""
+    text = content[len(SUMMARY_HEADER):] if content.startswith(SUMMARY_HEADER) else content
+    body, _, backups = text.partition(BACKUPS_HEADING)
+    return body.strip("\n"), [line for line in backups.splitlines() if line.startswith("- ")]
+
+
+def summary_message(text: str, backups: list[str]) -> dict:
+    content = f"{SUMMARY_HEADER}\n{text.strip()}"
+    if backups:
+        content += "\n\n" + BACKUPS_HEADING + "\n" + "\n".join(backups)
+    return {"role": "user", "content": content}
+
+
+def _error_of(content) -> str | None:
+    """The `error` field of a JSON tool result, verbatim (what the study guide's rule keeps)."""
+    if not isinstance(content, str) or "error" not in content:
+        return None
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return None
+    if isinstance(data, dict) and "error" in data:
+        return str(data["error"])
+    return None
+
+
+def rule_based_summary(messages: list[dict]) -> str:
+    """The study guide's rule: record every call made and every error verbatim. Nothing else.
+
+    Earlier summaries found among `messages` are carried forward first, so chained compactions
+    keep what the first one recorded. It never records *why*: conclusions are lost.
+    """
+    carried: list[str] = []
+    facts: list[str] = []
+    for message in messages:
+        if is_summary(message):
+            body, _ = summary_parts(message["content"])
+            body = body.removeprefix(RULE_TITLE).strip("\n")
+            if body:
+                carried.append(body)
+        elif message.get("role") == "tool":
+            error = _error_of(message.get("content"))
+            if error is not None:
+                facts.append(error)
+        elif message.get("role") == "assistant":
+            for call in message.get("tool_calls") or ():
+                fn = call.get("function") or {}
+                facts.append(f"called {fn.get('name')} {fn.get('arguments')}")
+    lines = carried + [f"- {fact}" for fact in facts]
+    return RULE_TITLE + ("\n" + "\n".join(lines) if lines else " (no calls or errors yet)")
+
+
+class ModelSummarizer:
+    """A summary written by a model, requested cache-safely.
+
+    The request is the conversation prefix exactly as it was sent before (same messages, same
+    tools) with the compaction instruction appended as one more user message. The provider has
+    that prefix cached from the agent's last step, so the summary request is mostly cache hits
+    (`last_usage.prompt_tokens_details.cached_tokens` shows how many). `tool_choice="none"`
+    keeps the tools in the prefix without letting the model call them.
+    """
+
+    def __init__(self, client, model: str, tools: list[dict] | None = None,
+                 instruction: str = COMPACTION_INSTRUCTION, max_tokens: int | None = None):
+        self.client, self.model, self.tools = client, model, tools
+        self.instruction, self.max_tokens = instruction, max_tokens
+        self.last_usage = None
+
+    def request(self, prefix: list[dict]) -> dict:
+        """The keyword arguments for chat.completions.create (inspectable without a model)."""
+        kwargs = {"model": self.model,
+                  "messages": list(prefix) + [{"role": "user", "content": self.instruction}]}
+        if self.tools:
+            kwargs["tools"], kwargs["tool_choice"] = self.tools, "none"
+        if self.max_tokens:
+            kwargs["max_tokens"] = self.max_tokens
+        return kwargs
+
+    def __call__(self, prefix: list[dict]) -> str:
+        response = self.client.chat.completions.create(**self.request(prefix))
+        self.last_usage = response.usage
+        choice = response.choices[0]
+        text = (choice.message.content or "").strip()
+        if choice.finish_reason == "length":
+            raise RuntimeError(f"the summary was cut off at max_tokens={self.max_tokens}; raise "
+                               f"it (nothing was compacted)")
+        if not text:
+            raise RuntimeError("the model returned an empty summary (nothing was compacted)")
+        return text
+
+
+# ---------------------------------------------------------------------------- transcripts
+
+
+def transcript_jsonl(messages: list[dict]) -> str:
+    return "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages)
+
+
+def save_transcript(messages: list[dict], path: str | os.PathLike) -> None:
+    """Write JSONL atomically: the file is complete or absent, never half-written."""
+    path = Path(path)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(transcript_jsonl(messages), encoding="utf-8")
+    partial.replace(path)
+
+
+def load_transcript(path: str | os.PathLike) -> list[dict]:
+    messages = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError as exc:
+                raise ValueError(f"{path}, line {n}: not valid JSON ({exc})") from None
+            if not isinstance(message, dict):
+                raise ValueError(f"{path}, line {n}: expected a JSON object (one message), "
+                                 f"got {type(message).__name__}")
+            messages.append(message)
+    return messages
+
+
+def backup_transcript(messages: list[dict], workspace: Workspace,
+                      directory: str = TRANSCRIPTS_DIR) -> str:
+    """Save the whole transcript inside the workspace; return the path read_file can open."""
+    return offload(transcript_jsonl(messages), workspace, directory, prefix="transcript",
+                   suffix=".jsonl")
+
+
+# ---------------------------------------------------------------------------- compaction
+
+
+def compact(messages: list[dict], keep_turns: int = 2,
+            summarize: Callable[[list[dict]], str] = rule_based_summary,
+            workspace: Workspace | None = None) -> list[dict]:
+    """Head + one summary of the old turns + the last `keep_turns` turns, whole.
+
+    `summarize` receives the conversation prefix that is being replaced (head + old turns,
+    unchanged) and returns the summary text. With a `workspace`, the full transcript is backed
+    up there first and the summary points to the backup. Returns a new list; `messages` is not
+    modified, and a transcript that is already broken is refused rather than compacted.
+    """
+    if not isinstance(keep_turns, int) or keep_turns < 0:
+        raise ValueError(f"keep_turns must be a non-negative integer, got {keep_turns!r}")
+    verdict = check_pairing(messages)
+    if not verdict:
+        raise ValueError(f"refusing to compact a transcript whose pairing is already broken: {verdict}")
+    head, rest = split_head(messages)
+    turns = split_turns(rest)
+    cut = max(len(turns) - keep_turns, 0)
+    old = [m for turn in turns[:cut] for m in turn]
+    if all(is_summary(m) for m in old):  # nothing new to fold in
+        return list(messages)
+    backups = [line for m in old if is_summary(m) for line in summary_parts(m["content"])[1]]
+    if workspace is not None:
+        path = backup_transcript(messages, workspace)
+        backups.append(f"- {path} ({len(messages)} messages)")
+    text = summarize(head + old)
+    recent = [m for turn in turns[cut:] for m in turn]
+    return head + [summary_message(text, backups)] + recent
+
+
+def drop_oldest_messages(messages: list[dict], keep_messages: int) -> list[dict]:
+    """The naive sliding window, for contrast: head + the last N *messages*, cut anywhere.
+
+    It often keeps a tool result whose call was dropped; check_pairing (and the provider)
+    reject the result.
+    """
+    head, rest = split_head(messages)
+    return head + rest[max(len(rest) - keep_messages, 0):]
+
+
+# ---------------------------------------------------------------------------- when to compact
+
+
+def count_tokens(messages: list[dict], tools: list[dict] | None = None) -> int:
+    """Prompt tokens of a request as the teaching model bills them (its documented template).
+
+    For a real provider this is an estimate; its `usage.prompt_tokens` is the truth.
+    """
+    return len(prompt_token_ids(messages, tools))
+
+
+def should_compact(messages: list[dict], threshold_tokens: int,
+                   tools: list[dict] | None = None) -> bool:
+    """Compact only when the next request would exceed the threshold, not at every step:
+    each compaction rewrites the prefix and throws away the provider's prompt cache."""
+    return count_tokens(messages, tools) > threshold_tokens
+
+
+@dataclass
+class Replay:
+    sizes: list[int]          # prompt tokens of the context after each step
+    compacted_at: list[int]   # the steps at which the context was compacted
+    messages: list[dict]      # the context at the end of the run
+
+
+def replay(run: list[dict], threshold_tokens: float,
+           shrink: Callable[[list[dict]], list[dict]],
+           tools: list[dict] | None = None) -> Replay:
+    """Replay a recorded run turn by turn, shrinking the context whenever it passes the threshold.
+
+    `shrink` is e.g. `functools.partial(compact, keep_turns=4)`. The sizes make the
+    saw-tooth: the context grows step by step and drops at each compaction.
+    """
+    # A request's count is the sum of its messages' shares (the template renders each message
+    # on its own), so each message is tokenised once, not once per step.
+    empty = count_tokens([])
+    base = count_tokens([], tools)
+    shares: dict[int, tuple[dict, int]] = {}  # id -> (message, tokens); holding it keeps the id unique
+
+    def size(messages: list[dict]) -> int:
+        total = base
+        for m in messages:
+            if id(m) not in shares:
+                shares[id(m)] = (m, count_tokens([m]) - empty)
+            total += shares[id(m)][1]
+        return total
+
+    head, rest = split_head(run)
+    context, sizes, compacted_at = list(head), [], []
+    for step, turn in enumerate(split_turns(rest)):
+        context = context + turn
+        if size(context) > threshold_tokens:
+            smaller = shrink(context)
+            if smaller != context:
+                context = smaller
+                compacted_at.append(step)
+        sizes.append(size(context))
+    return Replay(sizes, compacted_at, context)
