@@ -446,8 +446,8 @@ def simulate(strategy: str, run: Run = SEED_RUN, rules: CacheRules = EXACT,
                                    rules, caching=True)
         if summary_calls:
             for s in steps:
-                if s - 1 - run.keep_recent > 0:  # a compacting step
-                    requests.append(_summary_request(s, full_history_prompt(s, run),
+                if s - 1 - run.keep_recent > 0:  # a compacting step: summarise what it holds
+                    requests.append(_summary_request(s, prompts[s - 2] + run.step_tokens,
                                                      prompts[s - 2], run, rules))
         return requests
     if strategy == "compact at threshold, cached between":
