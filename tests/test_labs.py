@@ -1,0 +1,24 @@
+"""Every lab both ways: solved (solution injected) every cell passes; unsolved every check fails."""
+from pathlib import Path
+
+import pytest
+
+from course.labs import load_lab, run_solved, run_unsolved, solved_problems, unsolved_problems
+
+LABS = sorted((Path(__file__).resolve().parent.parent / "labs").glob("*_lab.ipynb"))
+
+
+def test_there_are_labs():
+    assert LABS, "no labs found in labs/"
+
+
+@pytest.mark.parametrize("path", LABS, ids=lambda p: p.stem)
+def test_lab_passes_with_the_reference_solution(path):
+    outcome = run_solved(load_lab(path))
+    assert solved_problems(outcome) == []
+    assert outcome.checks(), "a lab without checks proves nothing"
+
+
+@pytest.mark.parametrize("path", LABS, ids=lambda p: p.stem)
+def test_every_check_fails_on_the_unsolved_lab(path):
+    assert unsolved_problems(run_unsolved(load_lab(path))) == []
