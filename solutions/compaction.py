@@ -12,10 +12,11 @@ dropped a whole turn at a time, which is why a call never loses its result: a pr
 a request with an orphan result or an unanswered call (HTTP 400), and `check_pairing` finds
 the same problems before the provider does.
 
-Production pieces: a token-threshold trigger (`count_tokens`, `should_compact`), a JSONL backup
-of the transcript before each compaction with a pointer to it in the summary, a model-written
-summary requested cache-safely (`ModelSummarizer`), and chained compactions that carry earlier
-summaries and backups forward.
+Production pieces: a token-threshold trigger (`should_compact`, counting with Chapter 02's
+`count_request_tokens`), a JSONL backup of the transcript before each compaction with a pointer
+to it in the summary, a model-written summary requested cache-safely (`ModelSummarizer`), and
+chained compactions that carry earlier summaries and backups forward (`replay` runs a recorded
+transcript through them step by step).
 
 Messages use the Chat Completions format: an assistant's `tool_calls` are
 `{"id", "type": "function", "function": {"name", "arguments"}}`, answered by
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from course.llm.template import prompt_token_ids
+from solutions.tokens import count_request_tokens
 from solutions.truncation import Workspace, offload
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -376,19 +377,11 @@ def drop_oldest_messages(messages: list[dict], keep_messages: int) -> list[dict]
 # ---------------------------------------------------------------------------- when to compact
 
 
-def count_tokens(messages: list[dict], tools: list[dict] | None = None) -> int:
-    """Prompt tokens of a request as the teaching model bills them (its documented template).
-
-    For a real provider this is an estimate; its `usage.prompt_tokens` is the truth.
-    """
-    return len(prompt_token_ids(messages, tools))
-
-
 def should_compact(messages: list[dict], threshold_tokens: int,
                    tools: list[dict] | None = None) -> bool:
     """Compact only when the next request would exceed the threshold, not at every step:
     each compaction rewrites the prefix and throws away the provider's prompt cache."""
-    return count_tokens(messages, tools) > threshold_tokens
+    return count_request_tokens(messages, tools) > threshold_tokens
 
 
 @dataclass
@@ -408,15 +401,15 @@ def replay(run: list[dict], threshold_tokens: float,
     """
     # A request's count is the sum of its messages' shares (the template renders each message
     # on its own), so each message is tokenised once, not once per step.
-    empty = count_tokens([])
-    base = count_tokens([], tools)
+    empty = count_request_tokens([])
+    base = count_request_tokens([], tools)
     shares: dict[int, tuple[dict, int]] = {}  # id -> (message, tokens); holding it keeps the id unique
 
     def size(messages: list[dict]) -> int:
         total = base
         for m in messages:
             if id(m) not in shares:
-                shares[id(m)] = (m, count_tokens([m]) - empty)
+                shares[id(m)] = (m, count_request_tokens([m]) - empty)
             total += shares[id(m)][1]
         return total
 
