@@ -18,12 +18,15 @@ from __future__ import annotations
 import copy
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
 LAB_NAME = re.compile(r"^\d\d_[a-z0-9_]+_lab\.ipynb$")
+IMPORTS_SOLUTIONS = re.compile(r"^\s*(from|import)\s+solutions\b|__import__\(\s*['\"]solutions|"
+                               r"importlib\.import_module\(\s*['\"]solutions", re.M)
 
 
 class LabError(ValueError):
@@ -123,10 +126,12 @@ def graded(released: Lab, student: nbformat.NotebookNode) -> tuple[nbformat.Note
     for cell in nb.cells:
         if cell_kind(cell) == "exercise":
             key = cell_key(cell)
-            if key in answers:
-                cell.source = answers[key]
-            else:
+            if key not in answers:
                 notes.append(f"exercise {key!r} not found in the submission: the stub was graded")
+            elif IMPORTS_SOLUTIONS.search(answers[key]):
+                notes.append(f"exercise {key!r} imports the reference solutions: the stub was graded")
+            else:
+                cell.source = answers[key]
     return nb, notes
 
 
@@ -178,8 +183,7 @@ def run(lab: Lab, nb: nbformat.NotebookNode, timeout: float = 120, cwd: Path | N
     nb = copy.deepcopy(nb)
     client = NotebookClient(
         nb, timeout=timeout, allow_errors=True, interrupt_on_timeout=True,
-        error_on_timeout={"ename": "Timeout", "evalue": f"the cell ran longer than {timeout:g} s "
-                          f"and was interrupted (an infinite loop?)", "traceback": []},
+        error_on_timeout={"ename": "Timeout", "evalue": "interrupted", "traceback": []},
         kernel_name="python3", resources={"metadata": {"path": str(cwd or lab.path.parent)}})
     outcome = LabRun(lab)
     dead = None
@@ -192,6 +196,7 @@ def run(lab: Lab, nb: nbformat.NotebookNode, timeout: float = 120, cwd: Path | N
             if dead is not None:
                 outcome.results.append(CellResult(index, kind, key, "not run", dead, points))
                 continue
+            started = time.monotonic()
             try:
                 client.execute_cell(cell, index)
             except DeadKernelError:
@@ -199,7 +204,13 @@ def run(lab: Lab, nb: nbformat.NotebookNode, timeout: float = 120, cwd: Path | N
                 outcome.results.append(CellResult(index, kind, key, "failed", dead, points))
                 continue
             error = _error_text(cell)
-            status = "passed" if error is None else ("timeout" if error.startswith("Timeout") else "failed")
+            if error is None:
+                status = "passed"
+            elif time.monotonic() - started >= timeout:  # interrupted by us, not failed by itself
+                status, error = "timeout", (f"Timeout: the cell ran longer than {timeout:g} s and "
+                                            f"was interrupted (an infinite loop?)")
+            else:
+                status = "failed"
             outcome.results.append(CellResult(index, kind, key, status, error or "", points))
     return outcome
 
