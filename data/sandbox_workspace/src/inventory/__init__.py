@@ -1,0 +1,2 @@
+"""inventory-service: orders, stock and prices."""
+__version__ = "0.3.1"

@@ -1,0 +1,20 @@
+"""Chapter 07: the terminal sandbox, its bypasses, and hardening in layers.
+
+    naive      the peer TerminalTool, defects kept (first-word whitelist, shell=True, ...)
+    parse      layer 1: argv without a shell          parse_command
+    arguments  layer 2: option rules, paths inside    check_arguments, resolve_inside
+    hygiene    layer 3: env, stdin, group, cap, rlimits   run_with_hygiene
+    confine    layer 4: bubblewrap                    bubblewrap_argv, bubblewrap_problem
+    hardened   the tool composing the layers          HardenedTerminalTool
+    redteam    canaries, the attack table, the legitimate-command table
+"""
+from solutions.sandbox.arguments import (RULES, CommandRule, check_arguments, check_awk_program,
+                                         check_find, resolve_inside)
+from solutions.sandbox.confine import (ConfinementUnavailable, bubblewrap_argv,
+                                       bubblewrap_problem)
+from solutions.sandbox.hardened import LAYERS, CommandResult, HardenedTerminalTool
+from solutions.sandbox.hygiene import (ResourceLimits, RunResult, minimal_env, run_plain,
+                                       run_with_hygiene)
+from solutions.sandbox.naive import TerminalTool
+from solutions.sandbox.parse import parse_command
+from solutions.sandbox.refusal import Refusal

@@ -1,0 +1,308 @@
+"""Layer 2: rules for each command's options, and every path kept inside the workspace.
+
+Dropping the shell is not enough: several "read-only" programs on the whitelist can run other
+programs or write files through their own options (`find -exec`, `find -delete`, `sed -i`,
+`sed 'e ...'`, `awk 'BEGIN { system(...) }'`, `sort -o`, even `uniq IN OUT`), and any path
+argument can point outside the workspace (`/etc/...`, `../..`, a symbolic link).
+
+So each allowed program gets a rule: which options it may take (an allow-list: an option we
+have not thought about is refused, not waved through), which option values and operands are
+paths, and how many paths it may name. Every path is resolved the way the kernel will resolve
+it (`..` and symbolic links followed, with `os.path.realpath`) and must land inside the
+workspace. Where a program has its own safe mode we use it (`sed --sandbox`).
+
+Limits of this layer, on purpose: the rules only know the options written here, the program
+text of awk is checked by patterns rather than parsed, and a path checked now could be swapped
+for a link before the program opens it. Layers 3 and 4 cover what rules cannot.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from solutions.sandbox.refusal import Refusal, quote
+
+
+def resolve_inside(path: str, workspace, cwd=None) -> str:
+    """The real location of `path` (relative to `cwd`), refused unless it is inside `workspace`.
+
+    `..` and symbolic links are followed first, so `logs/../../x` and a link that points out
+    of the workspace are both caught. A path that does not exist yet is resolved as far as it
+    goes; the program will report it missing.
+    """
+    root = os.path.realpath(workspace)
+    base = os.path.realpath(cwd) if cwd is not None else root
+    target = os.path.realpath(os.path.join(base, path))
+    if target != root and not target.startswith(root.rstrip(os.sep) + os.sep):
+        raise Refusal(f"the path {quote(path)} leads outside the workspace (after following "
+                      "'..' and symbolic links). Use a path inside the workspace.")
+    return target
+
+
+@dataclass(frozen=True)
+class CommandRule:
+    """What one program may be given.
+
+    flags        options without a value (`-n`, `--count`)
+    options      options with a value, mapped to the kind of value: "path" or "text"
+    first        what the first operand is when it is not a path ("pattern", "program",
+                 "script"), or None when every operand is a path
+    first_from   options that provide that first operand instead (grep -e PATTERN, sed -e ...)
+    max_paths    how many path operands are allowed (None: any number)
+    text_only    every argument is plain text and nothing is checked (echo)
+    check_first  an extra check for the first operand (awk's program text)
+    forced       options always added right after the program name (sed --sandbox)
+    """
+    flags: frozenset = frozenset()
+    options: dict = field(default_factory=dict)
+    first: str | None = None
+    first_from: frozenset = frozenset()
+    max_paths: int | None = None
+    text_only: bool = False
+    check_first: object = None
+    forced: tuple = ()
+
+
+def _words(text: str) -> frozenset:
+    return frozenset(text.split())
+
+
+# Options that make a whitelisted program run a program, write a file, or follow links out of
+# the workspace. They are refused anyway (they are not on any allow-list); naming them here
+# only makes the refusal say why.
+DANGEROUS_OPTIONS = {
+    "find": {"-exec": "runs another program", "-execdir": "runs another program",
+             "-ok": "runs another program", "-okdir": "runs another program",
+             "-delete": "deletes files", "-fprint": "writes a file", "-fprint0": "writes a file",
+             "-fprintf": "writes a file", "-fls": "writes a file",
+             "-L": "follows symbolic links out of the workspace",
+             "-H": "follows symbolic links out of the workspace",
+             "-follow": "follows symbolic links out of the workspace",
+             "-files0-from": "reads its file list from another file"},
+    "sed": {"-i": "edits files in place", "--in-place": "edits files in place",
+            "--follow-symlinks": "follows symbolic links"},
+    "sort": {"-o": "writes its output to a file", "--output": "writes its output to a file",
+             "--compress-program": "runs another program",
+             "-T": "writes temporary files elsewhere",
+             "--temporary-directory": "writes temporary files elsewhere"},
+    "grep": {"-R": "follows symbolic links out of the workspace",
+             "--dereference-recursive": "follows symbolic links out of the workspace"},
+    "tail": {"-f": "never ends", "-F": "never ends", "--follow": "never ends"},
+    "awk": {"-f": "runs a program file this check cannot read",
+            "-W": "sets implementation options (mawk -W exec runs a program file)"},
+}
+
+AWK_FORBIDDEN = (
+    (re.compile(r"\bsystem\s*\("), "system() runs a shell command"),
+    (re.compile(r"\bgetline\b"), "getline reads other files or the output of commands"),
+    (re.compile(r"(?<!\|)\|(?!\|)"), "'|' pipes to or from a shell command"),
+    (re.compile(r"\bprintf?\b[^;{}\n]*>"), "print or printf with '>' writes to a file"),
+)
+
+
+def check_awk_program(program: str) -> None:
+    """Refuse awk program text that could run commands or touch files other than its input.
+
+    Pattern-based and deliberately strict: `print (a > b)` is refused too (compute the
+    comparison into a variable first). ENVIRON is not checked here; layer 3 removes the
+    secrets from the environment instead of hiding the variable's name.
+    """
+    for pattern, why in AWK_FORBIDDEN:
+        if pattern.search(program):
+            raise Refusal(f"this awk program is not allowed: {why}. Use awk only to read "
+                          "its input files and print to the output.")
+
+
+_HEAD_TAIL = CommandRule(
+    flags=_words("-q -v -z --quiet --silent --verbose --zero-terminated"),
+    options={"-n": "text", "-c": "text", "--lines": "text", "--bytes": "text"})
+
+RULES = {
+    "ls": CommandRule(
+        flags=_words("-a -A -l -h -R -1 -r -t -S -d -F -p -s -i -n -x -C -m -Q -U -v -X "
+                     "--all --almost-all --human-readable --recursive --reverse --directory "
+                     "--classify --size --inode"),
+        options={"--sort": "text", "-w": "text", "--width": "text", "-I": "text",
+                 "--ignore": "text"}),
+    "cat": CommandRule(flags=_words("-n -b -A -E -T -s -v -e -t --number --number-nonblank "
+                                    "--show-all --show-ends --show-tabs --squeeze-blank "
+                                    "--show-nonprinting")),
+    "head": _HEAD_TAIL,
+    "tail": _HEAD_TAIL,
+    "wc": CommandRule(flags=_words("-l -w -c -m -L --lines --words --bytes --chars "
+                                   "--max-line-length")),
+    "sort": CommandRule(
+        flags=_words("-b -d -f -g -h -i -M -n -R -r -V -c -C -m -s -u -z "
+                     "--ignore-leading-blanks --dictionary-order --ignore-case "
+                     "--general-numeric-sort --human-numeric-sort --ignore-nonprinting "
+                     "--month-sort --numeric-sort --random-sort --reverse --version-sort "
+                     "--check --merge --stable --unique --zero-terminated"),
+        options={"-k": "text", "--key": "text", "-t": "text", "--field-separator": "text"}),
+    # uniq's second operand is an OUTPUT file: one path only.
+    "uniq": CommandRule(
+        flags=_words("-c -d -D -u -i -z --count --repeated --unique --ignore-case "
+                     "--zero-terminated"),
+        options={"-f": "text", "-s": "text", "-w": "text", "--skip-fields": "text",
+                 "--skip-chars": "text", "--check-chars": "text"},
+        max_paths=1),
+    "cut": CommandRule(
+        flags=_words("-s -n -z --complement --only-delimited --zero-terminated"),
+        options={"-b": "text", "-c": "text", "-f": "text", "-d": "text", "--bytes": "text",
+                 "--characters": "text", "--fields": "text", "--delimiter": "text",
+                 "--output-delimiter": "text"}),
+    "grep": CommandRule(
+        flags=_words("-r --recursive -i -y --ignore-case --no-ignore-case -n --line-number "
+                     "-c --count -l --files-with-matches -L --files-without-match "
+                     "-v --invert-match -w --word-regexp -x --line-regexp -E -F -G -P "
+                     "--extended-regexp --fixed-strings --basic-regexp --perl-regexp "
+                     "-o --only-matching -h --no-filename -H --with-filename -s --no-messages "
+                     "-q --quiet --silent -I -a --text -b --byte-offset -T --initial-tab "
+                     "-Z --null -z --null-data"),
+        options={"-e": "text", "--regexp": "text", "-f": "path", "--file": "path",
+                 "-m": "text", "--max-count": "text", "-A": "text", "-B": "text", "-C": "text",
+                 "--after-context": "text", "--before-context": "text", "--context": "text",
+                 "--include": "text", "--exclude": "text", "--exclude-dir": "text"},
+        first="pattern", first_from=_words("-e --regexp -f --file")),
+    "sed": CommandRule(
+        flags=_words("-n --quiet --silent -E -r --regexp-extended -s --separate "
+                     "-z --null-data -u --unbuffered --posix"),
+        options={"-e": "text", "--expression": "text", "-f": "path", "--file": "path",
+                 "-l": "text", "--line-length": "text"},
+        first="script", first_from=_words("-e --expression -f --file"),
+        forced=("--sandbox",)),  # GNU sed's own switch: refuses the e, r and w commands
+    "awk": CommandRule(
+        options={"-F": "text", "-v": "text"},
+        first="program", check_first=check_awk_program),
+    "echo": CommandRule(text_only=True),
+    "pwd": CommandRule(flags=_words("-L -P"), max_paths=0),
+}
+
+# find has an expression language instead of options: its own allow-list.
+FIND_NO_VALUE = _words("-print -print0 -prune -empty -true -false -depth -mount -xdev -not "
+                       "-a -and -o -or ! ( ) , -readable -writable -executable -ls -quit "
+                       "-nouser -nogroup")
+FIND_TEXT_VALUE = _words("-name -iname -path -ipath -wholename -iwholename -regex -iregex "
+                         "-regextype -type -xtype -size -mtime -mmin -atime -amin -ctime "
+                         "-cmin -perm -user -group -uid -gid -links -inum -maxdepth "
+                         "-mindepth -printf")
+FIND_PATH_VALUE = _words("-newer -anewer -cnewer -samefile")
+
+
+def _refuse_option(program: str, option: str) -> Refusal:
+    why = DANGEROUS_OPTIONS.get(program, {}).get(option)
+    if why:
+        return Refusal(f"{program} {option} {why}, and this tool only reads files inside the "
+                       "workspace. Use a read-only form of the command.")
+    return Refusal(f"the option {quote(option)} is not on the allow-list for {program}. Use "
+                   f"the common read-only options (see the rules for {program}).")
+
+
+def check_find(argv: list[str], workspace, cwd=None) -> list[str]:
+    """find: starting points are paths; the expression may only use read-only primaries."""
+    i = 1
+    while i < len(argv) and argv[i] in ("-P", "-H", "-L"):
+        if argv[i] != "-P":
+            raise _refuse_option("find", argv[i])
+        i += 1
+    while i < len(argv) and not argv[i].startswith("-") and argv[i] not in ("!", "(", ")", ","):
+        resolve_inside(argv[i], workspace, cwd)
+        i += 1
+    while i < len(argv):
+        token = argv[i]
+        if token in FIND_NO_VALUE:
+            i += 1
+            continue
+        if token not in FIND_TEXT_VALUE and token not in FIND_PATH_VALUE:
+            raise _refuse_option("find", token)
+        if i + 1 >= len(argv):
+            raise Refusal(f"find {token} needs a value after it.")
+        if token in FIND_PATH_VALUE:
+            resolve_inside(argv[i + 1], workspace, cwd)
+        i += 2
+    return list(argv)
+
+
+def _split_option(program: str, rule: CommandRule, argv: list[str], i: int):
+    """Read the option at argv[i]: return (list of (option, value or None), next index)."""
+    arg = argv[i]
+    if arg.startswith("--"):
+        name, has_value, value = arg.partition("=")
+        if name in rule.flags and not has_value:
+            return [(name, None)], i + 1
+        if name not in rule.options:
+            raise _refuse_option(program, name)
+        if has_value:
+            return [(name, value)], i + 1
+        if i + 1 >= len(argv):
+            raise Refusal(f"{program} {name} needs a value after it.")
+        return [(name, argv[i + 1])], i + 2
+    found = []
+    for position in range(1, len(arg)):  # a cluster of short options: -nE, -n5, -vF,
+        option = "-" + arg[position]
+        if option in rule.flags:
+            found.append((option, None))
+            continue
+        if option not in rule.options:
+            raise _refuse_option(program, option)
+        rest = arg[position + 1:]
+        if rest:
+            return found + [(option, rest)], i + 1
+        if i + 1 >= len(argv):
+            raise Refusal(f"{program} {option} needs a value after it.")
+        return found + [(option, argv[i + 1])], i + 2
+    return found, i + 1
+
+
+def check_arguments(argv: list[str], workspace, cwd=None) -> list[str]:
+    """Check argv against the rule of its program; return the argv to run.
+
+    Raises `Refusal` for a program without a rule, an option not on its allow-list, a path
+    outside the workspace, too many paths, or awk program text that could run commands or
+    write files. The argv returned may carry extra safety options (sed --sandbox).
+    """
+    if not argv:
+        raise Refusal("the command is empty. Send a command such as: ls")
+    program = argv[0]
+    if program == "find":
+        return check_find(argv, workspace, cwd)
+    rule = RULES.get(program)
+    if rule is None:
+        raise Refusal(f"there are no argument rules for {quote(program)}, so it cannot run. "
+                      f"Allowed: {', '.join(sorted(RULES) + ['find'])}.")
+    if rule.text_only:
+        return list(argv)
+    operands: list[str] = []
+    first_given = False  # the pattern/program/script came from an option (grep -e ...)
+    options_done = False
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if options_done or arg == "-" or not arg.startswith("-"):
+            operands.append(arg)  # GNU programs accept options after operands too
+            i += 1
+            continue
+        if arg == "--":
+            options_done = True
+            i += 1
+            continue
+        pairs, i = _split_option(program, rule, argv, i)
+        for option, value in pairs:
+            if option in rule.first_from:
+                first_given = True
+            if value is not None and rule.options.get(option) == "path":
+                resolve_inside(value, workspace, cwd)
+    if rule.first and not first_given:
+        if not operands:
+            raise Refusal(f"{program} needs a {rule.first} first.")
+        first, operands = operands[0], operands[1:]
+        if rule.check_first is not None:
+            rule.check_first(first)
+    if rule.max_paths is not None and len(operands) > rule.max_paths:
+        raise Refusal(f"{program} takes at most {rule.max_paths} file argument(s) here"
+                      + (" (a second one would be an output file it writes)."
+                         if program == "uniq" else "."))
+    for path in operands:
+        if path != "-":  # "-" is standard input, which is closed
+            resolve_inside(path, workspace, cwd)
+    return [program, *rule.forced, *argv[1:]]

@@ -1,0 +1,130 @@
+"""Layer 3: process hygiene. How a command is started, read and ended.
+
+`run_plain` is what the naive tool does (without its shell): pass the agent's whole
+environment on, capture all output, cut it afterwards, and on timeout kill only the process
+it started. Each of those is an attack surface:
+
+    inherited environment   every API key of the agent process is one `awk ENVIRON` away
+    capture, then cut       a command that prints a gigabyte puts a gigabyte in memory first
+    kill the child only     whatever the child started keeps running after the call
+
+`run_with_hygiene` fixes each one:
+
+    explicit minimal env    PATH, locale and HOME (the workspace); nothing inherited
+    stdin closed            nothing can wait for input or read the agent's own stdin
+    own process group       `start_new_session`; the whole group is killed when the call ends
+    chunked, capped read    read at most `max_output_bytes`, then stop the command
+    resource limits         CPU seconds, size of files written, memory, open files
+"""
+from __future__ import annotations
+
+import os
+import resource
+import selectors
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+
+TRUSTED_PATH = "/usr/bin:/bin"
+READ_CHUNK_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a command did. `exit_code` is None when it was stopped (timeout or output cap)."""
+    output: str
+    exit_code: int | None
+    timed_out: bool = False
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
+class ResourceLimits:
+    """Kernel limits (setrlimit) applied to the command and everything it starts."""
+    cpu_seconds: int = 10
+    file_bytes: int = 1024 * 1024           # largest file it may write
+    memory_bytes: int = 1024 * 1024 * 1024  # address space
+    open_files: int = 64
+
+    def apply(self) -> None:
+        """Runs in the child between fork and exec (keep it to plain setrlimit calls)."""
+        resource.setrlimit(resource.RLIMIT_CPU, (self.cpu_seconds, self.cpu_seconds))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_bytes, self.file_bytes))
+        resource.setrlimit(resource.RLIMIT_AS, (self.memory_bytes, self.memory_bytes))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.open_files, self.open_files))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+DEFAULT_LIMITS = ResourceLimits()
+
+
+def minimal_env(home) -> dict[str, str]:
+    """The whole environment a command gets: no inherited variable, so no inherited secret."""
+    return {"PATH": TRUSTED_PATH, "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "HOME": str(home)}
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+def run_plain(argv: list[str], cwd, *, env, timeout: float, max_output_bytes: int) -> RunResult:
+    """The naive way, minus the shell: inherited env, capture everything, cut afterwards."""
+    try:
+        done = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return RunResult("", None, timed_out=True)  # run() killed the child, not its children
+    truncated = len(done.stdout) > max_output_bytes
+    return RunResult(_decode(done.stdout[:max_output_bytes]), done.returncode,
+                     truncated=truncated)
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is already empty
+
+
+def run_with_hygiene(argv: list[str], cwd, *, timeout: float, max_output_bytes: int,
+                     home=None, limits: ResourceLimits = DEFAULT_LIMITS) -> RunResult:
+    """Run argv with a minimal environment, no stdin, its own process group, a capped read and
+    resource limits; whatever it started is killed before this returns.
+
+    Raises OSError if the program cannot be started at all.
+    """
+    process = subprocess.Popen(
+        argv, cwd=cwd, env=minimal_env(home if home is not None else cwd),
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        start_new_session=True,     # its own session and process group, id = its pid
+        preexec_fn=limits.apply)
+    deadline = time.monotonic() + timeout
+    output = bytearray()
+    timed_out = truncated = False
+    with process, selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not selector.select(remaining):
+                timed_out = True
+                break
+            chunk = os.read(process.stdout.fileno(), READ_CHUNK_BYTES)
+            if not chunk:
+                break  # end of output
+            output += chunk
+            if len(output) > max_output_bytes:
+                truncated = True
+                break
+        if not (timed_out or truncated):
+            try:  # output ended; let the program finish so its exit code is real
+                process.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                timed_out = True
+        # Kill the whole group: a stopped command, and anything it left running in the
+        # background. (If the group is already empty this is a no-op.)
+        _kill_group(process.pid)
+        process.wait()
+    exit_code = None if (timed_out or truncated) else process.returncode
+    return RunResult(_decode(bytes(output[:max_output_bytes])), exit_code,
+                     timed_out=timed_out, truncated=truncated)
