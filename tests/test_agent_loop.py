@@ -1,0 +1,135 @@
+"""Chapter 01: the agent loop, the message validator and the step-through widget."""
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from course.widgets.agent_loop import agent_stepper, record_run, step_html, step_summary
+from solutions.agent_loop import run_agent, validate_messages
+from tests.test_llm_model import RESULTS, VANCOUVER, VANCOUVER_TOOLS
+
+
+def execute(name, arguments):
+    return RESULTS[name]
+
+
+def test_run_agent_vancouver(client):
+    start = list(VANCOUVER)
+    run = run_agent(client, start, VANCOUVER_TOOLS, execute, max_iterations=5)
+    assert start == VANCOUVER  # the caller's list is untouched
+    assert run["outcome"] == "answered" and run["api_calls"] == 2
+    assert [m["role"] for m in run["messages"]] == ["system", "user", "assistant", "tool", "tool", "assistant"]
+    assert "5:18 AM" in run["text"]
+    assert validate_messages(run["messages"]) == []
+
+
+def test_run_agent_stops_at_the_limit_and_survives_raising_tools(client):
+    def down(name, arguments):
+        raise TimeoutError("service down")
+
+    run = run_agent(client, VANCOUVER, VANCOUVER_TOOLS, down, max_iterations=3)
+    assert (run["outcome"], run["text"], run["api_calls"]) == ("max_iterations", None, 3)
+    errors = [json.loads(m["content"]) for m in run["messages"] if m["role"] == "tool"]
+    assert errors and all(e == {"error": "TimeoutError: service down"} for e in errors)
+    assert validate_messages(run["messages"]) == []
+
+
+def test_run_agent_reports_bad_arguments_to_the_model():
+    class FakeCompletions:
+        def __init__(self):
+            self.calls = 0
+
+        def create(self, model, messages, **kwargs):
+            from openai.types.chat import ChatCompletion
+
+            self.calls += 1
+            message = ({"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{not json"}}]}
+                if self.calls == 1 else {"role": "assistant", "content": "done"})
+            return ChatCompletion.model_validate({
+                "id": "x", "object": "chat.completion", "created": 0, "model": model,
+                "choices": [{"index": 0, "finish_reason": "stop", "message": message}]})
+
+    class FakeClient:
+        class chat:
+            completions = FakeCompletions()
+
+    run = run_agent(FakeClient, [{"role": "user", "content": "go"}], [], lambda n, a: "never",
+                    max_iterations=3, model="fake")
+    assert run["outcome"] == "answered"
+    assert "not valid JSON" in json.loads(run["messages"][2]["content"])["error"]
+
+
+CALL = lambda i: {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+
+
+def test_validate_messages_finds_each_kind_of_problem():
+    assert validate_messages("nope") == ["messages must be a list, not str"]
+    assert validate_messages([]) == ["messages is empty: a request needs at least one message"]
+    problems = validate_messages([
+        {"role": "wizard", "content": "x"},                                  # 0 bad role
+        {"role": "tool", "tool_call_id": "ghost", "content": "r"},           # 1 orphan
+        {"role": "assistant", "tool_calls": [CALL("a"), CALL("b")]},         # 2 calls
+        {"role": "tool", "tool_call_id": "b", "content": "r"},               # 3 answers b
+        {"role": "user", "content": "next"},                                 # 4 closes a unanswered
+        {"role": "tool", "tool_call_id": "a", "content": "late"},            # 5 out of order
+        {"role": "assistant", "tool_calls": [CALL("b")]},                    # 6 reused id
+    ])
+    assert len(problems) == 6
+    assert "messages[0]" in problems[0] and "wizard" in problems[0]
+    assert "messages[1]" in problems[1] and "orphan" in problems[1]
+    assert "'a'" in problems[2] and "messages[4]" in problems[2]
+    assert "messages[5]" in problems[3] and "out of order" in problems[3]
+    assert "messages[6]" in problems[4] and "reuses" in problems[4]
+    assert "messages[6]" in problems[5] and "list ends" in problems[5]
+
+
+@st.composite
+def valid_histories(draw):
+    """Random valid conversations: turns of parallel calls answered in any order."""
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "task"}]
+    n = 0
+    for _ in range(draw(st.integers(0, 5))):
+        ids = [f"call_{n + k}" for k in range(draw(st.integers(1, 4)))]
+        n += len(ids)
+        messages.append({"role": "assistant", "content": None, "tool_calls": [CALL(i) for i in ids]})
+        messages += [{"role": "tool", "tool_call_id": i, "content": "ok"} for i in draw(st.permutations(ids))]
+        if draw(st.booleans()):
+            messages.append({"role": "user", "content": "more"})
+    return messages
+
+
+@settings(max_examples=60, derandomize=True)
+@given(valid_histories(), st.data())
+def test_valid_histories_pass_and_dropping_a_call_is_caught(messages, data):
+    assert validate_messages(messages) == []
+    with_calls = [i for i, m in enumerate(messages) if m.get("tool_calls")]
+    if with_calls:
+        drop = data.draw(st.sampled_from(with_calls))
+        broken = messages[:drop] + messages[drop + 1:]
+        assert any("orphan" in p for p in validate_messages(broken))
+
+
+def test_widget_logic_records_each_call(client):
+    steps = record_run(client, VANCOUVER, VANCOUVER_TOOLS, execute)
+    assert len(steps) == 2
+    assert [len(s["request"]) for s in steps] == [2, 5]
+    assert steps[1]["prompt_tokens"] > steps[0]["prompt_tokens"]
+    assert step_summary(steps, 0).startswith("API call 1 of 2: sent 2 messages")
+    assert step_summary(steps, 1).endswith("got back the final answer")
+    page = step_html(steps, 0)
+    assert "get_current_time" in page and "get_weather" in page
+
+
+def test_widget_buttons_move_between_calls(client):
+    steps = record_run(client, VANCOUVER, VANCOUVER_TOOLS, execute)
+    widget = agent_stepper(steps)
+    prev_button, next_button, label = widget.children[0].children
+    view = widget.children[1]
+    assert "API call 1 of 2" in label.value and prev_button.disabled
+    first_view = view.value
+    next_button.click()
+    assert "API call 2 of 2" in label.value and next_button.disabled
+    assert view.value != first_view and "5:18 AM" in view.value
+    prev_button.click()
+    assert view.value == first_view
