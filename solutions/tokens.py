@@ -109,6 +109,8 @@ def token_pieces(text: str, encoding="o200k_base") -> list[tuple[str, int]]:
 # --------------------------------------------------------------------------- requests
 
 def _as_dict(item, where: str) -> Mapping:
+    if type(item) is dict:  # the common case, checked first: counting must stay fast
+        return item
     if isinstance(item, Mapping):
         return item
     if hasattr(item, "model_dump"):  # an openai SDK object such as a ChatCompletionMessage
@@ -117,6 +119,8 @@ def _as_dict(item, where: str) -> Mapping:
 
 
 def _content_text(content, where: str) -> str:
+    if type(content) is str:
+        return content
     if content is None:
         return ""
     if isinstance(content, str):
@@ -162,11 +166,13 @@ def _message_text(message, i: int) -> str:
         name = message.get("name")
         header = f"{role} {name}" if name else role
     body = _content_text(message.get("content"), f"{where}.content")
-    calls = message.get("tool_calls") or ()
-    if isinstance(calls, (str, Mapping)) or not isinstance(calls, Sequence):
-        raise TypeError(f"{where}.tool_calls must be a list, not {type(calls).__name__}")
-    for j, call in enumerate(calls):
-        body += _tool_call_text(call, f"{where}.tool_calls[{j}]")
+    calls = message.get("tool_calls")
+    if calls:
+        if type(calls) is not list and (isinstance(calls, (str, Mapping))
+                                        or not isinstance(calls, Sequence)):
+            raise TypeError(f"{where}.tool_calls must be a list, not {type(calls).__name__}")
+        for j, call in enumerate(calls):
+            body += _tool_call_text(call, f"{where}.tool_calls[{j}]")
     return header + "\n" + body
 
 
@@ -179,7 +185,8 @@ def _tools_text(tools) -> str:
 
 def _blocks(messages, tools) -> list[str]:
     """The texts that sit between <|im_start|> and <|im_end|>, in order."""
-    if isinstance(messages, (str, Mapping)) or not isinstance(messages, Sequence):
+    if type(messages) is not list and (isinstance(messages, (str, Mapping))
+                                       or not isinstance(messages, Sequence)):
         raise TypeError(f"messages must be a list of messages, not {type(messages).__name__}")
     blocks = [_tools_text(tools)] if tools else []
     blocks.extend(_message_text(m, i) for i, m in enumerate(messages))

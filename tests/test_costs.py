@@ -3,7 +3,7 @@ import re
 from datetime import date
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course.widgets import costs as widget
@@ -124,23 +124,23 @@ def test_run_cost_is_the_sum_of_step_costs_and_cumulative_cost_never_falls(steps
     assert all(b >= a for a, b in zip(curve, curve[1:]))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(STEPS, PRICES, st.integers(0, 29), st.integers(1, 10_000))
 def test_more_prompt_tokens_never_cost_less(steps, prices, index, extra):
     prompt, cached, output = _split(steps)
-    assume(index < len(prompt))
+    index %= len(prompt)
     bigger = list(prompt)
     bigger[index] += extra
     assert C.price_run(bigger, cached, prices, output) >= C.price_run(prompt, cached, prices, output)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(STEPS, PRICES, st.integers(0, 29), st.integers(1, 10_000))
 def test_more_cached_tokens_never_cost_more(steps, prices, index, extra):
     prompt, cached, output = _split(steps)
-    assume(index < len(prompt) and cached[index] + extra <= prompt[index])
+    index %= len(prompt)
     more = list(cached)
-    more[index] += extra
+    more[index] = min(prompt[index], cached[index] + extra)
     assert C.price_run(prompt, more, prices, output) <= C.price_run(prompt, cached, prices, output)
 
 
