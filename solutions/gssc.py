@@ -21,9 +21,11 @@ The layout of the rendered context, and why:
     [Output]               how to answer: never cut
 
 Every optional entry is one line `- (source, YYYY-MM-DD HH:MM) text`, its further lines
-indented by two spaces, so retrieved text can never pose as a section header, and so the
-token count of the whole context is exactly the sum of its parts (each part starts with a
-visible character and ends with a newline, a boundary the tokenizer never merges across).
+indented by two spaces, so retrieved text can never pose as a section header. Token counts add
+up exactly: every section starts with "[", every entry with "-", each ends with a newline, and
+o200k_base never merges a newline with a following "[" or "-" into one token. So the context's
+count is the count of its fixed parts plus the `tokens` of each entry, which is what lets
+select fill the budget exactly.
 """
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, Union
 
-ENCODING = "o200k_base"
+from solutions.tokens import count_tokens  # exact o200k_base counts (Chapter 02); re-exported
 
 SECTIONS = ("Role & Policies", "Task", "State", "Evidence", "Context", "Output")
 PINNED = "Role & Policies"  # packets in this section are always kept, never scored or cut
@@ -58,23 +60,16 @@ DEFAULT_OUTPUT = (
 )
 
 
+_HEADER_LINES = frozenset(f"[{name}]" for name in SECTIONS)
+
+
+def _not_a_header(line: str) -> str:
+    """Indent a line of text that would otherwise read exactly like a section header."""
+    return "  " + line if line.strip() in _HEADER_LINES else line
+
+
 class BudgetError(ValueError):
     """The token budget cannot hold what must always be sent."""
-
-
-# --------------------------------------------------------------------------- token counting
-
-
-@lru_cache(maxsize=1)
-def _encoding():
-    from course.tokenizer import encoding  # makes the vocabulary available offline
-
-    return encoding(ENCODING)
-
-
-def count_tokens(text: str) -> int:
-    """Exact o200k_base token count. Text that looks like a special token counts as text."""
-    return len(_encoding().encode_ordinary(text))
 
 
 # --------------------------------------------------------------------------- packets
@@ -145,8 +140,8 @@ class Packet:
     def entry(self) -> str:
         """Exactly the text this packet adds to the context."""
         lines = [line.rstrip() for line in self.content.strip().splitlines()]
-        if self.pinned:  # the system's own words, as written
-            return "\n".join(lines) + "\n"
+        if self.pinned:  # the system's own words, as written (but never as a section header)
+            return "\n".join(_not_a_header(line) for line in lines) + "\n"
         head = f"- ({self.source}, {self.timestamp:%Y-%m-%d %H:%M}) {lines[0]}"
         rest = ["  " + line if line else "" for line in lines[1:]]
         return "\n".join([head, *rest]) + "\n"
@@ -236,8 +231,8 @@ _STOPWORDS = frozenset(
     "of on or our so that the their them then there these this to was we were what when where "
     "which who why will with you your".split()
 )
-# Chinese question and filler words, as the character pairs a query would produce.
-_CJK_STOP_PAIRS = frozenset("为什 什么 怎么 么办 如何 我们 你们 这个 那个 一个".split())
+# Chinese question and filler words: a query's CJK run is split at them.
+_CJK_STOPWORDS = re.compile("为什么|怎么办|怎么|什么|如何|我们|你们|这个|那个|一个")
 
 
 def _bigrams(run: str) -> list[str]:
@@ -276,7 +271,8 @@ def query_terms(query: str) -> frozenset:
         elif len(cjk) == 1:
             found.add(cjk)
         else:
-            found.update(pair for pair in _bigrams(cjk) if pair not in _CJK_STOP_PAIRS)
+            for piece in _CJK_STOPWORDS.split(cjk):
+                found.update(_bigrams(piece))  # a piece left with one character adds nothing
     return frozenset(found)
 
 
@@ -435,7 +431,7 @@ def select(packets: Sequence[Packet], query: str, budget: int,
 def _block(text: str, what: str) -> str:
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"{what} must be a non-empty string")
-    return "\n".join(line.rstrip() for line in text.strip().splitlines()) + "\n"
+    return "\n".join(_not_a_header(line.rstrip()) for line in text.strip().splitlines()) + "\n"
 
 
 def _entry_order(p: Packet):
@@ -479,11 +475,12 @@ def structure(task: str, packets: Iterable[Packet], output: str = DEFAULT_OUTPUT
 
 def section_tokens(task: str, packets: Iterable[Packet], output: str = DEFAULT_OUTPUT,
                    cuts: Mapping[str, str] | None = None) -> dict[str, int]:
-    """Tokens each section takes in `structure(...)`'s text (headers included)."""
-    totals = {name: 0 for name in SECTIONS}
-    for name, text, known in _parts(task, packets, output, cuts):
-        totals[name] += known if known is not None else count_tokens(text)
-    return totals
+    """Tokens each section takes in `structure(...)`'s text (headers included); they add up to
+    the count of the whole text."""
+    texts = {name: "" for name in SECTIONS}
+    for name, text, _ in _parts(task, packets, output, cuts):
+        texts[name] += text
+    return {name: count_tokens(text) for name, text in texts.items()}
 
 
 def mandatory_tokens(task: str, pinned: Iterable[Packet], output: str = DEFAULT_OUTPUT) -> int:

@@ -174,15 +174,26 @@ def note_path(folder: Union[str, Path], note_id: str) -> Path:
     return path
 
 
+def _front_matter_text(meta: dict) -> str:
+    """YAML for the front matter that is proven to read back as `meta`.
+
+    PyYAML's readable plain and single-quoted styles lose some characters (a NEL, U+0085, is a
+    line break to YAML and comes back as a space), so the text is checked by loading it again;
+    if it does not come back equal, every string is written double-quoted, with escapes.
+    The block must also never contain a line that is exactly '---' or '...' (the end markers).
+    """
+    for style in (None, '"'):
+        text = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, default_flow_style=None,
+                              width=1_000_000, default_style=style)
+        if (yaml.safe_load(text) == meta
+                and not any(line in ("---", "...") for line in text.split("\n"))):
+            return text
+    raise NoteFormatError("this front matter cannot be written so that it reads back the same")
+
+
 def render_note(note: Note) -> str:
     """The note's file text: '---', the YAML front matter, '---', then the content verbatim."""
-    header = yaml.safe_dump(note.front_matter(), allow_unicode=True, sort_keys=False,
-                            default_flow_style=None, width=1_000_000)
-    # The block ends at the first line that is exactly '---'; PyYAML indents the continuation
-    # lines of multi-line values, so it never writes one. Should that ever change, fail loudly.
-    if any(line in ("---", "...") for line in header.split("\n")):
-        raise NoteFormatError("the YAML front matter would contain a bare '---' or '...' line")
-    return f"---\n{header}---\n{note.content}"
+    return f"---\n{_front_matter_text(note.front_matter())}---\n{note.content}"
 
 
 def parse_note(text: str) -> Note:
@@ -380,7 +391,10 @@ class NoteTool:
         for note_id in sorted(on_disk, key=_id_number):
             try:
                 note = self._load(note_id)
-            except (NoteError, OSError) as exc:
+            except NoteError as exc:  # its message names the file
+                problems.append(str(exc))
+                continue
+            except OSError as exc:
                 problems.append(f"{note_id}.md: {exc}")
                 continue
             notes[note_id] = self._meta(note)
