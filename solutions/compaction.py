@@ -34,6 +34,7 @@ from solutions.tokens import count_request_tokens
 from solutions.truncation import Workspace, offload
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
+KNOWN_ROLES = frozenset(ROLES)
 SUMMARY_HEADER = "[Compacted history: this message replaces earlier turns of the conversation]"
 BACKUPS_HEADING = ("Full transcripts saved before compacting (JSONL, one message per line; "
                    "open them with read_file):")
@@ -62,8 +63,14 @@ of errors that were fixed since, and exploratory reads that led nowhere."""
 class Pairing:
     """The checker's verdict: ok, or the first problem (message index, kind, reason).
 
-    kinds: orphan_result, missing_result, late_result, duplicate_result, duplicate_id,
-    reused_id, malformed.
+    kind               index points at
+    orphan_result      a tool result that answers no open call
+    missing_result     the assistant message whose call never gets a result
+    late_result        a result that arrives after some other message came between
+    duplicate_result   a second result for a call that was answered already
+    duplicate_id       an assistant message that gives two of its calls the same id
+    reused_id          an assistant message that reuses an id from an earlier turn
+    malformed          a message or call that is not shaped like one (no role, no id...)
     """
     ok: bool
     index: int | None = None
@@ -100,9 +107,24 @@ def _unanswered(messages: list, at: int, open_calls: dict[str, int]) -> Pairing:
     where = (f"before message {at} ({_role_of(messages[at])})" if at < len(messages)
              else "before the transcript ends")
     ids = ", ".join(repr(i) for i in open_calls)
-    return _problem(caller, "missing_result",
-                    f"call {ids} made here {'has' if len(open_calls) == 1 else 'have'} no result "
-                    f"{where}", call_id)
+    calls = "call" if len(open_calls) == 1 else "calls"
+    return _problem(caller, "missing_result", f"{calls} {ids} made here never got a result {where}",
+                    call_id)
+
+
+def _earlier(messages: list, before: int, call_id: str, role: str) -> int | None:
+    """Index of the last message before `before` that made (assistant) or answered (tool) call_id.
+    Used only to word an error, so the fast path keeps no per-id positions."""
+    for j in range(before - 1, -1, -1):
+        m = messages[j]
+        if _role_of(m) != role:
+            continue
+        if role == "tool" and m.get("tool_call_id") == call_id:
+            return j
+        if role == "assistant" and any(isinstance(c, dict) and c.get("id") == call_id
+                                       for c in m.get("tool_calls") or ()):
+            return j
+    return None
 
 
 def check_pairing(messages: list) -> Pairing:
@@ -114,30 +136,27 @@ def check_pairing(messages: list) -> Pairing:
     """
     if not isinstance(messages, list):
         raise TypeError(f"check_pairing expects a list of message dicts, got {type(messages).__name__}")
-    open_calls: dict[str, int] = {}   # calls still waiting for a result -> their message index
-    called_at: dict[str, int] = {}    # every call id made so far -> its message index
-    answered_at: dict[str, int] = {}  # every answered call id -> index of its result
+    open_calls: dict[str, int] = {}  # calls still waiting for a result -> their message index
+    used: set[str] = set()           # every call id made so far
     for i, message in enumerate(messages):
-        role = _role_of(message)
-        if role not in ROLES:
-            return _problem(i, "malformed", f"not a message with a known role ({', '.join(ROLES)}): "
-                                            f"{str(message)[:80]}")
+        role = message.get("role") if isinstance(message, dict) else None
         if role == "tool":
             call_id = message.get("tool_call_id")
             if not isinstance(call_id, str):
                 return _problem(i, "malformed", "tool result without a string tool_call_id")
             if call_id in open_calls:
                 del open_calls[call_id]
-                answered_at[call_id] = i
-            elif call_id in answered_at:
+                continue
+            if call_id in used:  # made earlier and no longer open: it was answered already
                 return _problem(i, "duplicate_result",
                                 f"second result for call {call_id!r}, which was answered at "
-                                f"message {answered_at[call_id]}", call_id)
-            else:
-                return _problem(i, "orphan_result",
-                                f"tool result for call {call_id!r}, but no call with that id "
-                                f"is waiting for a result", call_id)
-            continue
+                                f"message {_earlier(messages, i, call_id, 'tool')}", call_id)
+            return _problem(i, "orphan_result",
+                            f"tool result for call {call_id!r}, but no call with that id is "
+                            f"waiting for a result", call_id)
+        if role not in KNOWN_ROLES:
+            return _problem(i, "malformed", f"not a message with a known role ({', '.join(ROLES)}): "
+                                            f"{str(message)[:80]}")
         if open_calls:
             return _unanswered(messages, i, open_calls)
         calls = message.get("tool_calls") if role == "assistant" else None
@@ -153,12 +172,12 @@ def check_pairing(messages: list) -> Pairing:
             if call_id in open_calls:
                 return _problem(i, "duplicate_id", f"two calls in this message share the id "
                                                    f"{call_id!r}", call_id)
-            if call_id in called_at:
+            if call_id in used:
                 return _problem(i, "reused_id", f"call id {call_id!r} was already used at message "
-                                                f"{called_at[call_id]}; ids must be unique in a "
-                                                f"transcript", call_id)
+                                                f"{_earlier(messages, i, call_id, 'assistant')}; "
+                                                f"ids must be unique in a transcript", call_id)
             open_calls[call_id] = i
-            called_at[call_id] = i
+            used.add(call_id)
     if open_calls:
         return _unanswered(messages, len(messages), open_calls)
     return Pairing(True)
@@ -179,6 +198,22 @@ def split_turns(messages: list[dict]) -> list[list[dict]]:
         else:
             turns.append([message])
     return turns
+
+
+def recent_start(messages: list[dict], keep_turns: int) -> int:
+    """Where the last `keep_turns` turns begin (turns exactly as split_turns groups them).
+
+    Counted from the end, so compacting a long history does not regroup all of it.
+    """
+    if keep_turns == 0:
+        return len(messages)
+    started = 0
+    for i in range(len(messages) - 1, -1, -1):
+        if _role_of(messages[i]) != "tool":
+            started += 1
+            if started == keep_turns:
+                return i
+    return 0
 
 
 def split_head(messages: list[dict]) -> tuple[list[dict], list[dict]]:
@@ -350,9 +385,8 @@ def compact(messages: list[dict], keep_turns: int = 2,
     if not verdict:
         raise ValueError(f"refusing to compact a transcript whose pairing is already broken: {verdict}")
     head, rest = split_head(messages)
-    turns = split_turns(rest)
-    cut = max(len(turns) - keep_turns, 0)
-    old = [m for turn in turns[:cut] for m in turn]
+    start = recent_start(rest, keep_turns)  # whole turns only: never between a call and its result
+    old, recent = rest[:start], rest[start:]
     if all(is_summary(m) for m in old):  # nothing new to fold in
         return list(messages)
     backups = [line for m in old if is_summary(m) for line in summary_parts(m["content"])[1]]
@@ -360,7 +394,6 @@ def compact(messages: list[dict], keep_turns: int = 2,
         path = backup_transcript(messages, workspace)
         backups.append(f"- {path} ({len(messages)} messages)")
     text = summarize(head + old)
-    recent = [m for turn in turns[cut:] for m in turn]
     return head + [summary_message(text, backups)] + recent
 
 

@@ -170,7 +170,7 @@ def test_small_output_passes_through_with_its_exit_code(ws):
     assert not (ws.root / ".agent").exists()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, derandomize=True)
 @given(lines=st.lists(st.text(alphabet="abc xyz:-", max_size=30), max_size=120),
        exit_code=st.integers(-9, 255), max_lines=st.integers(1, 40),
        kind=st.sampled_from(["log", "file", "text"]))
@@ -183,7 +183,7 @@ def test_exit_code_line_is_never_cut_and_counts_add_up(lines, exit_code, max_lin
         first, last, reported_total, hidden = numbers(out)
         head, tail = split_budget(kind, max_lines)
         assert reported_total == total and hidden == last - first + 1 == total - head - tail
-        kept = out.splitlines()[1:]
+        kept = out.split("\n")[1:]  # not splitlines: a kept last line may be empty
         assert kept[:head] == output.splitlines()[:head]
         if tail:
             assert kept[-tail:] == output.splitlines()[-tail:]
