@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from solutions.costs import OPENAI_RULES, CacheRules
+from solutions.costs import OPENAI_RULES, CacheRules, usage_request
 from solutions.tokens import count_request_tokens, request_token_ids
 
 STRATEGIES = {
@@ -101,11 +101,13 @@ class ScriptStep(NamedTuple):
 
 
 def _project_listing() -> str:
-    dirs = ["src/drivers/sensor", "src/drivers/radio", "src/app", "src/ota", "third_party/zlib",
-            "cmake/toolchains", "tests/unit", "tests/integration"]
+    """A made-up repository's file list, preloaded into the task as agents often do."""
+    folders = {"src/drivers/sensor": "c", "src/drivers/radio": "c", "src/app": "c", "src/ota": "c",
+               "third_party/zlib": "c", "cmake/toolchains": "cmake", "tests/unit": "py",
+               "tests/integration": "py"}
     names = ["config", "init", "power", "buffer", "protocol", "update", "crc", "log"]
-    return "\n".join(f"{d}/{n}_{i}.{'c' if d.startswith(('src', 'third')) else 'cmake' if 'cmake' in d else 'py'}"
-                     for d in dirs for i, n in enumerate(names))
+    return "\n".join(f"{folder}/{name}_{i}.{ext}" for folder, ext in folders.items()
+                     for i, name in enumerate(names))
 
 
 TASK = ("The aarch64 cross build of the firmware fails. Find out why, fix it, and make sure the "
@@ -115,13 +117,15 @@ TASK = ("The aarch64 cross build of the firmware fails. Find out why, fix it, an
 def _log(step: int, lines: int = 18) -> str:
     rows = [f"[{(step * 7 + i) % 100:3d}%] Building C object src/app/CMakeFiles/app.dir/"
             f"module_{step}_{i}.c.o" for i in range(lines)]
-    rows.append(f"/usr/bin/ld: libz.a(inflate.c.o): Relocations in generic ELF (EM: 62) [pass {step}]")
+    rows.append("/usr/bin/ld: libz.a(inflate.c.o): Relocations in generic ELF (EM: 62) "
+                f"[pass {step}]")
     return "\n".join(rows)
 
 
 def _file(path: str, start: int, lines: int = 20) -> str:
-    return "\n".join(f"{n:4d}  set(FIRMWARE_{path.split('/')[-1].split('.')[0].upper()}_{n} "
-                     f"\"${{CMAKE_CURRENT_LIST_DIR}}/opt{n % 7}\")" for n in range(start, start + lines))
+    stem = path.rsplit("/", 1)[-1].split(".")[0].upper()
+    return "\n".join(f"{n:4d}  set(FIRMWARE_{stem}_{n} \"${{CMAKE_CURRENT_LIST_DIR}}/opt{n % 7}\")"
+                     for n in range(start, start + lines))
 
 
 def scripted_steps(n: int = 12) -> list[ScriptStep]:
@@ -147,7 +151,8 @@ def scripted_steps(n: int = 12) -> list[ScriptStep]:
         else:
             args = {"path": f"cmake/toolchains/aarch64_{i}.cmake", "start_line": 3 + i,
                     "end_line": 4 + i, "text": f"set(ZLIB_ROOT /opt/sysroots/aarch64/usr) # {i}"}
-            plan.append(("write_file", args, f"replaced lines {3 + i}-{4 + i}; file has {80 + i} lines"))
+            result = f"replaced lines {3 + i}-{4 + i}; file has {80 + i} lines"
+            plan.append(("write_file", args, result))
     return [ScriptStep(f"call_{i + 1:03d}", tool, args, result)
             for i, (tool, args, result) in enumerate(plan)]
 
@@ -267,11 +272,10 @@ def run_strategy(client, strategy: str, model: str | None = None, steps: int = 1
         ids = request_token_ids(messages, tools)
         response = client.chat.completions.create(model=model, messages=messages, tools=tools,
                                                   max_tokens=64)
-        usage = response.usage
-        details = usage.prompt_tokens_details
+        usage = usage_request(response.usage, k + 1)  # OpenAI's or DeepSeek's usage shape
         records.append(RequestRecord(
-            k + 1, usage.prompt_tokens, (details.cached_tokens if details else 0) or 0,
-            usage.completion_tokens, len(ids), expected_cached_tokens(sent, ids, rules)))
+            k + 1, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens, len(ids),
+            expected_cached_tokens(sent, ids, rules)))
         sent.append(ids)
     return records
 

@@ -183,25 +183,30 @@ def price_run(prompt_tokens, cached_tokens, prices: Prices, completion_tokens=No
     prompt_tokens[i] is what step i+1 sends; cached_tokens[i] how much of it was read from the
     cache. Optional completion_tokens and cache_write_tokens (default 0 each step) price the
     replies and cache writes. Raises ValueError for impossible counts (cached above the
-    prompt, negative numbers) and for prices that look like per-token figures.
+    prompt, negative numbers) naming the step; `Prices` itself refuses per-token figures.
     """
     return math.fsum(step_costs(prompt_tokens, cached_tokens, prices, completion_tokens,
                                 cache_write_tokens))
 
 
+def _request_usd(r: Request, prices: Prices) -> float:
+    return _cost(*_check_request(r.step - 1, r.prompt_tokens, r.cached_tokens,
+                                 r.completion_tokens, r.cache_write_tokens), prices)
+
+
 def price_requests(requests: Sequence[Request], prices: Prices) -> float:
-    return math.fsum(request_cost(r.prompt_tokens, r.cached_tokens, prices, r.completion_tokens,
-                                  r.cache_write_tokens) for r in requests)
+    _check_prices(prices)
+    return math.fsum(_request_usd(r, prices) for r in requests)
 
 
 def cumulative_cost_by_step(requests: Sequence[Request], prices: Prices, steps: int) -> list[float]:
     """Running total of USD after each step 1..steps (summary calls count at their step)."""
+    _check_prices(prices)
     per_step = [0.0] * steps
     for r in requests:
         if not 1 <= r.step <= steps:
             raise ValueError(f"request for step {r.step} is outside steps 1..{steps}")
-        per_step[r.step - 1] += request_cost(r.prompt_tokens, r.cached_tokens, prices,
-                                             r.completion_tokens, r.cache_write_tokens)
+        per_step[r.step - 1] += _request_usd(r, prices)
     total, running = 0.0, []
     for cost in per_step:
         total += cost
@@ -223,8 +228,9 @@ def usage_request(usage, step: int = 1) -> Request:
     """A `Request` from an API usage object or dict.
 
     Reads OpenAI's shape (prompt_tokens, completion_tokens, prompt_tokens_details.cached_tokens,
-    which the teaching model also reports) and DeepSeek's (prompt_cache_hit_tokens). Cache
-    writes are taken from prompt_tokens_details.cache_write_tokens when a provider reports them.
+    which the teaching model also reports), DeepSeek's (prompt_cache_hit_tokens) and flat
+    records with a `cached_tokens` field. Cache writes are taken from
+    prompt_tokens_details.cache_write_tokens when a provider reports them.
     """
     prompt = _field(usage, "prompt_tokens")
     if prompt is None:
@@ -233,6 +239,8 @@ def usage_request(usage, step: int = 1) -> Request:
     cached = _field(details, "cached_tokens")
     if cached is None:
         cached = _field(usage, "prompt_cache_hit_tokens")
+    if cached is None:  # a flat record, such as solutions.caching.RequestRecord
+        cached = _field(usage, "cached_tokens")
     written = _field(details, "cache_write_tokens")
     return Request(step, prompt, cached or 0, _field(usage, "completion_tokens") or 0,
                    written or 0)

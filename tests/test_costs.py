@@ -275,6 +275,7 @@ def test_a_run_priced_from_the_teaching_models_own_usage(client):
                "prompt_tokens_details": {"cached_tokens": r.cached_tokens}} for r in records]
     prices = C.Prices(1.0, 0.1, 6.0)
     with_cache = C.price_usages(usages, prices)
+    assert C.price_usages(records, prices) == pytest.approx(with_cache)  # flat records too
     assert with_cache == pytest.approx(C.price_run(
         [r.prompt_tokens for r in records], [r.cached_tokens for r in records], prices,
         [r.completion_tokens for r in records]))
