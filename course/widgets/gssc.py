@@ -1,0 +1,176 @@
+"""GSSC explorer (Chapter 03): move the budget and the weights, and watch which candidate
+packets make it into the context.
+
+Shown: a table of every candidate (source, section, exact tokens, relevance, recency, score,
+and what happened to it), a bar chart of how the budget is spent by section, and the rendered
+context itself. The logic is in plain functions (tested in tests/test_gssc_widget.py) built
+on `solutions.gssc`; `gssc_explorer()` only wires controls to them.
+"""
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from solutions.gssc import (SECTIONS, BudgetError, Built, ContextConfig, Packet, build_context,
+                            load_packets)
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "gssc"
+STATUS_COLOURS = {"pinned": "#6b7280", "selected": "#059669", "did not fit": "#d97706",
+                  "below min relevance": "#9ca3af", "redundant": "#7c3aed", "cut": "#dc2626"}
+
+
+def sample_candidates() -> list[Packet]:
+    """The libpng cross-compiling candidates (data/gssc/libpng_candidates.json)."""
+    return load_packets(DATA_DIR / "libpng_candidates.json")
+
+
+def sample_tasks() -> list[str]:
+    """The sample tasks: Chinese, English and mixed (data/gssc/libpng_tasks.json)."""
+    return [t["task"] for t in json.loads((DATA_DIR / "libpng_tasks.json").read_text(encoding="utf-8"))]
+
+
+def preview(text: str, width: int = 70) -> str:
+    """The first line of a text, shortened to `width` characters."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def candidate_rows(built: Built) -> list[dict]:
+    """One row per candidate, best first: pinned, then selected in order of choice, then the
+    rest by score."""
+    def order(row):
+        group = {"pinned": 0, "selected": 1}.get(row.status, 2)
+        return (group, row.rank if row.rank is not None else 0, -(row.score or 0.0))
+
+    return [{"source": r.packet.source, "section": r.packet.section, "tokens": r.packet.tokens,
+             "relevance": r.relevance, "recency": r.recency, "score": r.score,
+             "status": r.status, "preview": preview(r.packet.content)}
+            for r in sorted(built.rows, key=order)]
+
+
+def budget_bars(built: Built, config: ContextConfig) -> dict[str, int]:
+    """How the whole budget is spent: tokens per section, what is left unused, and the
+    reserve kept for the answer. The values add up to `config.budget`."""
+    bars = {name: built.sections[name] for name in SECTIONS}
+    bars["unused"] = config.limit - built.tokens
+    bars["reserve (answer)"] = config.reserve
+    return bars
+
+
+def explorer_view(task: str, packets: list[Packet], config: ContextConfig) -> dict:
+    """Everything the widget shows, or the error that stopped the build."""
+    try:
+        built = build_context(task, packets, config)
+    except BudgetError as exc:
+        return {"error": str(exc), "built": None, "rows": [], "bars": {}}
+    return {"error": None, "built": built, "rows": candidate_rows(built),
+            "bars": budget_bars(built, config)}
+
+
+def _number(value, digits=2) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def table_html(rows: list[dict]) -> str:
+    head = ("<tr><th>source</th><th>section</th><th>tokens</th><th>relevance</th><th>recency</th>"
+            "<th>score</th><th>status</th><th style='text-align:left'>content</th></tr>")
+    body = "".join(
+        f"<tr><td>{html.escape(r['source'])}</td><td>{html.escape(r['section'])}</td>"
+        f"<td>{r['tokens']:,}</td><td>{_number(r['relevance'])}</td><td>{_number(r['recency'])}</td>"
+        f"<td>{_number(r['score'], 3)}</td>"
+        f"<td style='color:{STATUS_COLOURS.get(r['status'], '#111')}'><b>{html.escape(r['status'])}</b></td>"
+        f"<td style='text-align:left'>{html.escape(r['preview'])}</td></tr>" for r in rows)
+    return f"<table style='font-size:12px;text-align:right'>{head}{body}</table>"
+
+
+def summary_line(view: dict, config: ContextConfig) -> str:
+    if view["error"]:
+        return f"<div style='color:#b00'><b>Budget error:</b> {html.escape(view['error'])}</div>"
+    built = view["built"]
+    counts = {}
+    for row in view["rows"]:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    parts = ", ".join(f"{n} {status}" for status, n in counts.items())
+    cut = " Compress cut entries (see the [cut] lines)." if built.cuts else ""
+    return (f"<div>Context: <b>{built.tokens:,}</b> of {config.limit:,} tokens "
+            f"(budget {config.budget:,} − reserve {config.reserve:,}). Candidates: {parts}.{cut}</div>")
+
+
+def budget_figure(bars: dict[str, int], title: str = ""):
+    """Horizontal bars: tokens per section, unused room and the answer's reserve."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 3))
+    ax = fig.subplots()
+    names = list(bars)[::-1]
+    colours = ["#9ca3af" if n == "reserve (answer)" else "#e5e7eb" if n == "unused" else "#2563eb"
+               for n in names]
+    ax.barh(names, [bars[n] for n in names], color=colours)
+    for y, n in enumerate(names):
+        ax.annotate(f"{bars[n]:,}", (bars[n], y), xytext=(3, 0), textcoords="offset points",
+                    va="center", fontsize=8)
+    ax.set_xlabel("tokens")
+    ax.set_title(title or "Where the budget goes")
+    fig.tight_layout()
+    return fig
+
+
+def context_html(text: str) -> str:
+    return (f"<pre style='white-space:pre-wrap;font-size:12px;border:1px solid #ddd;"
+            f"padding:6px'>{html.escape(text)}</pre>")
+
+
+def gssc_explorer(packets: list[Packet] | None = None, tasks: list[str] | None = None,
+                  config: ContextConfig | None = None):
+    """Sliders for the budget and the weights, a task picker -> table, chart and context."""
+    import ipywidgets as widgets
+    from IPython.display import display
+
+    packets = sample_candidates() if packets is None else packets
+    tasks = sample_tasks() if tasks is None else tasks
+    config = config or ContextConfig(budget=1500, reserve=300)
+    wide = {"style": {"description_width": "9em"}, "layout": widgets.Layout(width="30em"),
+            "continuous_update": False}
+    task = widgets.Dropdown(options=tasks, description="task", style={"description_width": "9em"},
+                            layout=widgets.Layout(width="48em"))
+    controls = {
+        "budget": widgets.IntSlider(value=config.budget, min=100, max=8000, step=50,
+                                    description="budget", **wide),
+        "reserve": widgets.IntSlider(value=config.reserve, min=0, max=2000, step=50,
+                                     description="answer reserve", **wide),
+        "relevance_weight": widgets.FloatSlider(value=config.relevance_weight, min=0, max=1,
+                                                step=0.05, description="relevance weight", **wide),
+        "recency_weight": widgets.FloatSlider(value=config.recency_weight, min=0, max=1, step=0.05,
+                                              description="recency weight", **wide),
+        "min_relevance": widgets.FloatSlider(value=config.min_relevance, min=0, max=1, step=0.05,
+                                             description="min relevance", **wide),
+        "diversity": widgets.FloatSlider(value=config.diversity, min=0, max=1, step=0.1,
+                                         description="diversity", **wide),
+    }
+    summary, table, chart, context = (widgets.HTML(), widgets.HTML(), widgets.Output(),
+                                      widgets.HTML())
+
+    def update(_=None):
+        try:
+            cfg = ContextConfig(**{k: c.value for k, c in controls.items()},
+                                half_life_hours=config.half_life_hours)
+        except ValueError as exc:  # e.g. a reserve as large as the budget
+            summary.value = f"<div style='color:#b00'>{html.escape(str(exc))}</div>"
+            table.value = context.value = ""
+            chart.clear_output()
+            return
+        view = explorer_view(task.value, packets, cfg)
+        summary.value = summary_line(view, cfg)
+        table.value = table_html(view["rows"])
+        context.value = context_html(view["built"].text) if view["built"] else ""
+        with chart:
+            chart.clear_output(wait=True)
+            if view["bars"]:
+                display(budget_figure(view["bars"], f"{cfg.budget:,}-token budget"))
+
+    for control in [task, *controls.values()]:
+        control.observe(update, names="value")
+    update()
+    left = widgets.VBox([task, *controls.values()])
+    return widgets.VBox([left, summary, widgets.HBox([chart]), table, context])
