@@ -78,8 +78,8 @@ def _read_double_quoted(command: str, start: int, word: list[str]) -> int:
         if char == '"':
             return i + 1
         if char in "$`":
-            raise Refusal(f"{quote(char)} inside double quotes would still be expanded by a "
-                          "shell, and this tool runs without one. Use single quotes for "
+            raise Refusal(f"{quote(char)} would still be expanded inside double quotes, and "
+                          "this tool runs one program without a shell. Use single quotes for "
                           "literal text.")
         if char == "\\" and i + 1 < len(command) and command[i + 1] in '$`"\\':
             word.append(command[i + 1])  # inside "...", a backslash escapes only these

@@ -116,10 +116,17 @@ def link_home_dir(scene: Scene) -> None:
 SETUPS = {"secret_link": link_secret_file, "home_link": link_home_dir}
 
 
+def scenes_dir() -> str | None:
+    """Where scenes are made: in memory (/dev/shm) when possible, since one is made and removed
+    for every command; otherwise the system's temporary directory."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
+
+
 @contextmanager
 def open_scene(template=SAMPLE_WORKSPACE, setup: str | None = None):
     """A fresh scene (see the module docstring), removed afterwards."""
-    root = Path(os.path.realpath(tempfile.mkdtemp(prefix="redteam-")))
+    root = Path(os.path.realpath(tempfile.mkdtemp(prefix="redteam-", dir=scenes_dir())))
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         listener.bind(("127.0.0.1", 0))
@@ -155,7 +162,7 @@ def become_subreaper() -> bool:
         return False
 
 
-def _children() -> dict[int, str]:
+def child_processes() -> dict[int, str]:
     """pid -> state letter of every direct child of this process, read from /proc."""
     me, found = os.getpid(), {}
     for entry in os.listdir("/proc"):
@@ -187,14 +194,14 @@ def collect_survivors(before: set[int]) -> list[int]:
     """New children still alive after a grace period; all new children are then killed."""
     deadline = time.monotonic() + SURVIVOR_GRACE_SECONDS
     while True:
-        new = {pid: state for pid, state in _children().items() if pid not in before}
+        new = {pid: state for pid, state in child_processes().items() if pid not in before}
         alive = [pid for pid, state in new.items() if state not in "ZX"]
         if not alive or time.monotonic() >= deadline:
             break
         time.sleep(0.02)
     _reap(new)
     for _ in range(5):  # killing a survivor can orphan its own children: adopt and kill them
-        late = [pid for pid in _children() if pid not in before]
+        late = [pid for pid in child_processes() if pid not in before]
         if not late:
             break
         _reap(late)
@@ -250,7 +257,7 @@ def judge(scene: Scene, tool, command: str) -> Outcome:
     """Run `command` (placeholders allowed) through `tool.run` and read the canaries."""
     protected_before = _digest(scene.protected_file)
     watching_survivors = become_subreaper()
-    before = set(_children()) if watching_survivors else set()
+    before = set(child_processes()) if watching_survivors else set()
     started_tracing = not tracemalloc.is_tracing()
     if started_tracing:
         tracemalloc.start()

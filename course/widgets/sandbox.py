@@ -1,0 +1,152 @@
+"""Red-team console (Chapter 07): type a command, or pick one from the attack table, and see
+what the naive tool and the hardened tool each did with it, judged by the canaries.
+
+Each tool gets its own fresh scene (a copy of the sample workspace, a secret outside it, a
+fake API key in the environment, a protected file, an outbox that must stay empty, a listening
+port), so what one tool did cannot affect the other. Commands may use the placeholders
+@SECRET@, @HOME@, @OUTBOX@, @WORKSPACE@, @PORT@ and @PYTHON@.
+
+The logic is in plain functions (tested in tests/test_sandbox_widget.py); `red_team_console()`
+only wires controls to them.
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+from solutions.sandbox.hardened import LAYERS
+from solutions.sandbox.redteam import (ATTACKS, ATTACKS_BY_NAME, CANARIES, TOOL_TIMEOUT,
+                                       Outcome, hardened_tool, naive_tool, run_command)
+
+MAX_SHOWN_CHARS = 3000  # a reply can be 64 kB; the console shows its start
+OWN_COMMAND = ""        # the dropdown value for "type your own"
+
+
+@dataclass(frozen=True)
+class ConsoleReport:
+    command: str
+    layers: tuple[str, ...]
+    naive: Outcome
+    hardened: Outcome
+
+
+def normalize_layers(selected) -> tuple[tuple[str, ...], str]:
+    """The layers to use, in order, and a note when a choice had to be completed.
+
+    'arguments' checks an argv, so choosing it without 'parse' switches 'parse' on too.
+    """
+    chosen = [layer for layer in LAYERS if layer in set(selected)]
+    unknown = sorted(set(selected) - set(LAYERS))
+    if unknown:
+        raise ValueError(f"unknown layer(s) {unknown}: choose from {list(LAYERS)}")
+    if "arguments" in chosen and "parse" not in chosen:
+        return tuple(layer for layer in LAYERS if layer in set(chosen) | {"parse"}), \
+            "'arguments' works on an argv, so 'parse' was switched on as well."
+    return tuple(chosen), ""
+
+
+def console_run(command: str, layers=LAYERS, *, setup: str | None = None,
+                timeout: float = TOOL_TIMEOUT) -> ConsoleReport:
+    """Run `command` through the naive tool and the hardened tool (with `layers`)."""
+    layers, _ = normalize_layers(layers)
+    naive = run_command(naive_tool(timeout=timeout), command, setup=setup)
+    if layers:
+        hardened = run_command(hardened_tool(layers, timeout=timeout), command, setup=setup)
+    else:  # no layer at all: the hardened tool would be the naive one
+        hardened = run_command(naive_tool(timeout=timeout), command, setup=setup)
+    return ConsoleReport(command, layers, naive, hardened)
+
+
+def verdict(outcome: Outcome) -> str:
+    """One line: what the canaries saw."""
+    if outcome.blocked:
+        return "blocked: no canary tripped"
+    return "BREACHED: " + "; ".join(CANARIES[name] for name in outcome.breaches)
+
+
+def attack_options() -> list[tuple[str, str]]:
+    """(label, attack name) pairs for the dropdown, own command first."""
+    options = [("type your own command", OWN_COMMAND)]
+    for attack in ATTACKS:
+        shell_note = ", bash only" if attack.needs_bash else ""
+        options.append((f"{attack.category}: {attack.name}{shell_note}", attack.name))
+    return options
+
+
+def attack_preset(name: str) -> tuple[str, str | None, str]:
+    """(command, setup, description) for an attack of the table."""
+    attack = ATTACKS_BY_NAME[name]
+    description = attack.goal + (" (needs bash; Debian's /bin/sh is dash)"
+                                 if attack.needs_bash else "")
+    if attack.setup:
+        description += f" [scene prepared with: {attack.setup.replace('_', ' ')}]"
+    return attack.command, attack.setup, description
+
+
+def _shown(reply: str) -> str:
+    if len(reply) <= MAX_SHOWN_CHARS:
+        return reply
+    return reply[:MAX_SHOWN_CHARS] + f"\n... ({len(reply) - MAX_SHOWN_CHARS:,} more characters)"
+
+
+def _pane(title: str, outcome: Outcome) -> str:
+    colour = "#15803d" if outcome.blocked else "#b91c1c"
+    return (f'<div style="flex:1;min-width:0;margin:4px">'
+            f"<b>{html.escape(title)}</b>"
+            f'<div style="color:{colour};font-weight:bold;margin:4px 0">'
+            f"{html.escape(verdict(outcome))}</div>"
+            f'<pre style="white-space:pre-wrap;background:#f3f4f6;padding:6px;'
+            f'max-height:320px;overflow:auto">{html.escape(_shown(outcome.reply))}</pre></div>')
+
+
+def report_html(report: ConsoleReport) -> str:
+    layers = ", ".join(report.layers) if report.layers else "none"
+    return (f"<div><code>{html.escape(report.command)}</code></div>"
+            f'<div style="display:flex;gap:8px">'
+            f'{_pane("naive TerminalTool", report.naive)}'
+            f'{_pane(f"hardened tool (layers: {layers})", report.hardened)}</div>')
+
+
+def red_team_console(layers=LAYERS, timeout: float = TOOL_TIMEOUT):
+    """The ipywidgets console: attack picker, command box, layer toggles, Run, verdicts."""
+    import ipywidgets as w
+
+    picker = w.Dropdown(options=attack_options(), value=OWN_COMMAND, description="attack",
+                        layout=w.Layout(width="60%"))
+    command = w.Text(value="cat README.md; cat @SECRET@", description="command",
+                     layout=w.Layout(width="95%"))
+    toggles = {layer: w.ToggleButton(value=layer in layers, description=layer)
+               for layer in LAYERS}
+    run = w.Button(description="Run", button_style="danger")
+    note, result = w.HTML(), w.HTML()
+    state = {"setup": None}
+
+    def pick(_=None):
+        if picker.value == OWN_COMMAND:
+            state["setup"] = None
+            note.value = ""
+            return
+        command.value, state["setup"], description = attack_preset(picker.value)
+        note.value = f"<i>{html.escape(description)}</i>"
+
+    def edited(_=None):
+        # a typed command runs in a plain scene unless it is still the picked attack's
+        if picker.value != OWN_COMMAND and command.value != ATTACKS_BY_NAME[picker.value].command:
+            picker.value = OWN_COMMAND
+
+    def go(_=None):
+        chosen, completed = normalize_layers([k for k, t in toggles.items() if t.value])
+        if completed:
+            toggles["parse"].value = True
+        result.value = "<i>running...</i>"
+        report = console_run(command.value, chosen, setup=state["setup"], timeout=timeout)
+        extra = f"<div><i>{html.escape(completed)}</i></div>" if completed else ""
+        result.value = extra + report_html(report)
+
+    picker.observe(pick, names="value")
+    command.observe(edited, names="value")
+    run.on_click(go)
+    hint = w.HTML("<small>Placeholders: @SECRET@ (a file outside the workspace), @HOME@, "
+                  "@OUTBOX@ (must stay empty), @WORKSPACE@, @PORT@ (a listening socket), "
+                  "@PYTHON@. Each tool runs in its own fresh scene.</small>")
+    return w.VBox([picker, note, command, w.HBox([*toggles.values(), run]), hint, result])
