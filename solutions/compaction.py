@@ -230,9 +230,10 @@ def split_head(messages: list[dict]) -> tuple[list[dict], list[dict]]:
 
 
 def is_summary(message: dict) -> bool:
-    content = message.get("content") if isinstance(message, dict) else None
-    return (_role_of(message) == "user" and isinstance(content, str)
-            and content.startswith(SUMMARY_HEADER))
+    if _role_of(message) != "user":
+        return False
+    content = message.get("content")
+    return isinstance(content, str) and content.startswith(SUMMARY_HEADER)
 
 
 def summary_parts(content: str) -> tuple[str, list[str]]:
@@ -271,19 +272,20 @@ def rule_based_summary(messages: list[dict]) -> str:
     carried: list[str] = []
     facts: list[str] = []
     for message in messages:
-        if is_summary(message):
+        role = message.get("role")
+        if role == "assistant":
+            for call in message.get("tool_calls") or ():
+                fn = call.get("function") or {}
+                facts.append(f"called {fn.get('name')} {fn.get('arguments')}")
+        elif role == "tool":
+            error = _error_of(message.get("content"))
+            if error is not None:
+                facts.append(error)
+        elif is_summary(message):
             body, _ = summary_parts(message["content"])
             body = body.removeprefix(RULE_TITLE).strip("\n")
             if body:
                 carried.append(body)
-        elif message.get("role") == "tool":
-            error = _error_of(message.get("content"))
-            if error is not None:
-                facts.append(error)
-        elif message.get("role") == "assistant":
-            for call in message.get("tool_calls") or ():
-                fn = call.get("function") or {}
-                facts.append(f"called {fn.get('name')} {fn.get('arguments')}")
     lines = carried + [f"- {fact}" for fact in facts]
     return RULE_TITLE + ("\n" + "\n".join(lines) if lines else " (no calls or errors yet)")
 
@@ -387,9 +389,10 @@ def compact(messages: list[dict], keep_turns: int = 2,
     head, rest = split_head(messages)
     start = recent_start(rest, keep_turns)  # whole turns only: never between a call and its result
     old, recent = rest[:start], rest[start:]
-    if all(is_summary(m) for m in old):  # nothing new to fold in
+    earlier = [m for m in old if is_summary(m)]
+    if len(earlier) == len(old):  # nothing new to fold in
         return list(messages)
-    backups = [line for m in old if is_summary(m) for line in summary_parts(m["content"])[1]]
+    backups = [line for m in earlier for line in summary_parts(m["content"])[1]]
     if workspace is not None:
         path = backup_transcript(messages, workspace)
         backups.append(f"- {path} ({len(messages)} messages)")
