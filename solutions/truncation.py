@@ -80,9 +80,11 @@ def truncate(text: str, kind: str = "text", max_lines: int = DEFAULT_MAX_LINES,
     first_hidden, last_hidden = head + 1, len(lines) - tail  # 1-based, inclusive
     hidden = last_hidden - first_hidden + 1
     hidden_chars = sum(len(line) + 1 for line in lines[head:len(lines) - tail])
-    span = f"lines {first_hidden}-{last_hidden} of {len(lines):,} omitted ({hidden:,} lines, {hidden_chars:,} characters)"
+    span = (f"lines {first_hidden}-{last_hidden} of {len(lines):,} omitted "
+            f"({hidden:,} lines, {hidden_chars:,} characters)")
     if full_path:
-        how = f"full text: {full_path}; read them with {read_call(full_path, first_hidden, min(hidden, READ_LIMIT))}"
+        first_page = read_call(full_path, first_hidden, min(hidden, READ_LIMIT))
+        how = f"full text: {full_path}; read them with {first_page}"
     else:
         how = "the full text was not kept"
     marker = f"...[{span}; {how}]..."
@@ -126,7 +128,8 @@ class Workspace:
             return f"[{path}: empty file]"
         if offset > len(lines):
             raise ValueError(f"{path} has {len(lines):,} lines; offset {offset} is past the end")
-        page = [cap_line(line, DEFAULT_MAX_LINE_CHARS) for line in lines[offset - 1:offset - 1 + limit]]
+        page = [cap_line(line, DEFAULT_MAX_LINE_CHARS)
+                for line in lines[offset - 1:offset - 1 + limit]]
         last = offset - 1 + len(page)
         header = f"[{path}: lines {offset}-{last} of {len(lines):,}"
         if last < len(lines):

@@ -200,7 +200,8 @@ def test_split_head_takes_system_messages_and_the_first_task(seed):
     two_system = [{"role": "system", "content": "a"}, {"role": "developer", "content": "b"},
                   {"role": "user", "content": "task"}, {"role": "user", "content": "more"}]
     assert split_head(two_system) == (two_system[:3], two_system[3:])
-    assert split_head([{"role": "system", "content": "a"}, asks(call("x"))])[0] == [{"role": "system", "content": "a"}]
+    system = {"role": "system", "content": "a"}
+    assert split_head([system, asks(call("x"))]) == ([system], [asks(call("x"))])
 
 
 # ------------------------------------------------------------------ compact
@@ -327,7 +328,8 @@ def test_cache_safe_summary_reuses_the_cached_prefix(long_run, tools, client):
     client.chat.completions.create(model=MODEL, messages=long_run, tools=tools)
     summarizer = ModelSummarizer(client, MODEL, tools)
     small = compact(long_run, keep_turns=4, summarize=summarizer)
-    summary_request = request_token_ids(summarizer.request(split_head(long_run)[0] + old_part(long_run, small))["messages"], tools)
+    prefix = split_head(long_run)[0] + old_part(long_run, small)
+    summary_request = request_token_ids(summarizer.request(prefix)["messages"], tools)
     common = next(i for i, (a, b) in enumerate(zip(agent_request, summary_request)) if a != b)
     usage = summarizer.last_usage
     assert usage.prompt_tokens == len(summary_request)

@@ -30,7 +30,8 @@ def test_a_call_and_its_result_share_a_colour(sample):
     page = messages_html(run)
     for m in run:
         if m["role"] == "tool":
-            assert f'background:{colours[m["tool_call_id"]]};color:white;border-radius:3px;padding:0 4px;margin-right:3px">{m["tool_call_id"]}' in page
+            chips = re.findall(rf'background:(#[0-9a-f]{{6}})[^>]*>{m["tool_call_id"]}</span>', page)
+            assert chips == [colours[m["tool_call_id"]]] * 2  # on the call and on its result
 
 
 def test_turn_aware_compaction_keeps_pairing_at_every_setting(sample):
