@@ -21,7 +21,8 @@ FACT = re.compile(r"\b(confirmed|found|root cause|because|turns out|is caused|ve
 OPEN = re.compile(r"\b(next|todo|remaining|still|need to|will|pending|open)\b|下一步|待办|还需", re.I)
 CHANGE_TOOL = re.compile(r"write|edit|patch|create|update|delete|remove|apply|set|move|rename|"
                          r"install|commit|save|append|replace|mkdir", re.I)
-SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]?")
+# A sentence ends at . ! ? followed by a space or the end (so "build/libpng16.so" stays whole).
+SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？]|$)", re.M)
 IDENTIFIER = re.compile(
     r"https?://[^\s\"'<>)\]]+"                                  # URLs
     r"|(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]+"                # paths with a slash
@@ -29,8 +30,8 @@ IDENTIFIER = re.compile(
     r"html|css|rs|go|java|lock|xml|sql)\b"                     # file names
     r"|\b[0-9a-f]{7,64}\b"                                      # hashes
     r"|\b[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*[-_]\d[\w-]*\b"  # ids like call_12, PROJ-42
-    r"|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[A-Z]{3,}[0-9]*\b"       # CONSTANT_NAMES, ZLIB
-    r"|\b\d+(?:\.\d+){1,3}\b|\b\d{3,}\b"                        # versions, long numbers
+    r"|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"                            # CONSTANT_NAMES
+    r"|\bv?\d+(?:\.\d+){1,3}\b|\b\d{4,}\b"                      # versions, long numbers
 )
 ERROR_LINE = re.compile(r"error|fail|not found|exception|denied|missing|refused|traceback", re.I)
 MAX_IDENTIFIERS = 400
