@@ -37,8 +37,11 @@ def sandboxed(script, workspace, **options):
 @pytest.fixture
 def no_bwrap(monkeypatch):
     real_which = shutil.which
-    monkeypatch.setattr(confine.shutil, "which",
-                        lambda name, *a, **k: None if name == "bwrap" else real_which(name, *a, **k))
+
+    def which(name, *args, **kwargs):
+        return None if name == "bwrap" else real_which(name, *args, **kwargs)
+
+    monkeypatch.setattr(confine.shutil, "which", which)
     confine.bubblewrap_problem.cache_clear()
     yield
     confine.bubblewrap_problem.cache_clear()
@@ -52,7 +55,8 @@ def test_missing_bubblewrap_is_reported_not_ignored(layout, no_bwrap):
     reply = HardenedTerminalTool(layout).run("ls")
     assert reply.startswith("Refused: ") and "\n" not in reply and "bubblewrap" in reply
     # without the layer, the tool works and says nothing about it
-    assert HardenedTerminalTool(layout, ("parse", "arguments", "hygiene")).run("ls") == "notes.txt\n"
+    unboxed = HardenedTerminalTool(layout, ("parse", "arguments", "hygiene"))
+    assert unboxed.run("ls") == "notes.txt\n"
 
 
 @needs_bwrap
@@ -119,8 +123,10 @@ def _connects(run, layout) -> bool:
 def test_no_network(layout):
     if shutil.which("bash") is None:
         pytest.skip("needs bash for /dev/tcp")
-    outside = lambda script, cwd: run_plain(["/bin/sh", "-c", script], cwd,  # noqa: E731
-                                            env=minimal_env(cwd), timeout=10.0, max_output_bytes=999)
+    def outside(script, cwd):
+        return run_plain(["/bin/sh", "-c", script], cwd, env=minimal_env(cwd), timeout=10.0,
+                         max_output_bytes=999)
+
     assert _connects(outside, layout)  # the probe does connect without the sandbox
     assert not _connects(sandboxed, layout)
 

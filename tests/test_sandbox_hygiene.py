@@ -3,6 +3,7 @@ import os
 
 import pytest
 
+from solutions.sandbox import hygiene
 from solutions.sandbox import ResourceLimits, minimal_env, run_plain, run_with_hygiene
 from solutions.sandbox.redteam import become_subreaper, collect_survivors, child_processes
 
@@ -86,7 +87,19 @@ def limits_seen(tmp_path, limits):
     return rows
 
 
-def test_resource_limits_reach_the_command(tmp_path):
+@pytest.fixture(params=["prlimit", "preexec_fn"])
+def limit_setter(request, monkeypatch):
+    """Both ways of setting limits: the prlimit program, and the fallback where it is missing."""
+    if request.param == "preexec_fn":
+        real_which = hygiene.shutil.which
+        monkeypatch.setattr(hygiene.shutil, "which", lambda name, *a, **k:
+                            None if name == "prlimit" else real_which(name, *a, **k))
+    elif hygiene.shutil.which("prlimit", path=hygiene.TRUSTED_PATH) is None:
+        pytest.skip("prlimit (util-linux) is not installed")
+    return request.param
+
+
+def test_resource_limits_reach_the_command(tmp_path, limit_setter):
     limits = ResourceLimits(cpu_seconds=7, file_bytes=4096, memory_bytes=512 * 1024 * 1024,
                             open_files=40)
     rows = limits_seen(tmp_path, limits)
@@ -97,7 +110,7 @@ def test_resource_limits_reach_the_command(tmp_path):
     assert rows["Max core file size"] == "0"
 
 
-def test_file_size_limit_stops_large_writes(tmp_path):
+def test_file_size_limit_stops_large_writes(tmp_path, limit_setter):
     limits = ResourceLimits(file_bytes=1000)
     result = hygienic(f"head -c 5000 /dev/zero > {tmp_path}/big; echo $?", tmp_path, limits=limits)
     assert os.path.getsize(tmp_path / "big") == 1000

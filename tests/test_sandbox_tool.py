@@ -5,8 +5,8 @@ import shutil
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from solutions.sandbox import (LAYERS, HardenedTerminalTool, Refusal, TerminalTool,
-                               bubblewrap_problem, parse_command)
+from solutions.sandbox import (LAYERS, HardenedTerminalTool, TerminalTool, bubblewrap_problem,
+                               parse_command)
 from solutions.sandbox.hardened import ALLOWED_COMMANDS
 from solutions.sandbox.redteam import SAMPLE_WORKSPACE
 

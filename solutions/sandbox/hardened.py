@@ -76,7 +76,8 @@ class HardenedTerminalTool:
         # Used only while the hygiene layer is off: what the agent process would pass on.
         self.inherited_env = dict(os.environ if inherited_env is None else inherited_env)
         self.limits = limits
-        self.parse, self.check, self.run_hygienic, self.confine = parse, check, run_hygienic, confine
+        self.parse, self.check = parse, check
+        self.run_hygienic, self.confine = run_hygienic, confine
         self.current_dir = self.workspace
 
     # -- the agent-facing call ----------------------------------------------------------------
@@ -92,7 +93,8 @@ class HardenedTerminalTool:
             return CommandResult(exit_code=None, refusal=str(refusal))
         except Exception as exc:  # a layer function failed: say so in one line, never crash
             message = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
-            return CommandResult(exit_code=None, refusal=f"Refused: internal error ({message}).")
+            return CommandResult(exit_code=None, refusal=f"Refused: internal error in the tool "
+                                                         f"({message}); the command did not run.")
 
     def format_reply(self, result: CommandResult) -> str:
         if result.refusal is not None:

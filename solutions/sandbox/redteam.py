@@ -21,6 +21,9 @@ answered; each canary below is one thing that must not happen:
 Commands may use placeholders, replaced per scene: @SECRET@, @HOME@, @OUTBOX@, @WORKSPACE@,
 @PORT@, @PYTHON@. Replies are shown with the same placeholders instead of temporary paths.
 
+Scenes are made in /dev/shm where it exists (one is made and removed for every command, and
+in memory that is several times faster than on disk), otherwise in the temporary directory.
+
 To see processes that outlive a call even after their parent died, the harness makes its own
 process a "child subreaper" (Linux prctl): orphans are re-parented to it instead of init, so
 after the call any new child still alive is a survivor. Survivors are then killed.
@@ -62,7 +65,7 @@ CANARIES = {
     "protected": "the protected file in the workspace was changed",
     "outbox": "a file was written outside the workspace",
     "survivor": "a process outlived the call",
-    "memory": "the tool held the whole output in memory",
+    "memory": "the tool held far more output in memory than its cap",
     "network": "a network connection was made",
 }
 
@@ -126,6 +129,8 @@ def scenes_dir() -> str | None:
 @contextmanager
 def open_scene(template=SAMPLE_WORKSPACE, setup: str | None = None):
     """A fresh scene (see the module docstring), removed afterwards."""
+    if setup is not None and setup not in SETUPS:
+        raise ValueError(f"unknown scene setup {setup!r}: choose from {sorted(SETUPS)}")
     root = Path(os.path.realpath(tempfile.mkdtemp(prefix="redteam-", dir=scenes_dir())))
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
@@ -559,7 +564,7 @@ CUMULATIVE = {  # column title -> layers switched on (() is the naive tool)
     "+hygiene": ("parse", "arguments", "hygiene"),
     "+confine": LAYERS,
 }
-ALONE = {"parse": ("parse",), "arguments": ("parse", "arguments"), "hygiene": ("hygiene",),
+ALONE = {"parse": ("parse",), "parse+arguments": ("parse", "arguments"), "hygiene": ("hygiene",),
          "confine": ("confine",)}
 
 
