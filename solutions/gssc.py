@@ -35,7 +35,7 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, Union
 
@@ -99,6 +99,7 @@ class Packet:
     priority   multiplies the packet's score (a blocker note is worth more than chat)
     metadata   anything else (note id, note type...); not rendered
     tokens     exact o200k_base tokens of `entry`, counted once when the packet is made
+    terms      its relevance terms (see `terms`), also extracted once
     """
 
     content: str
@@ -109,6 +110,8 @@ class Packet:
     priority: float = 1.0
     metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
     tokens: int = field(init=False, compare=False)
+    terms: frozenset = field(init=False, compare=False, repr=False)  # for relevance
+    epoch: float = field(init=False, compare=False, repr=False)  # timestamp in seconds
 
     def __post_init__(self):
         if not isinstance(self.content, str) or not self.content.strip():
@@ -130,7 +133,10 @@ class Packet:
                 and self.priority >= 0):
             raise ValueError(f"priority must be a finite number >= 0, got {self.priority!r}")
         set_("metadata", dict(self.metadata))
+        # Indexed once, when the packet is made; scoring then only compares numbers and sets.
         set_("tokens", count_tokens(self.entry))
+        set_("terms", frozenset(terms(self.content)))
+        set_("epoch", self.timestamp.timestamp())
 
     @property
     def pinned(self) -> bool:
@@ -146,9 +152,6 @@ class Packet:
         rest = ["  " + line if line else "" for line in lines[1:]]
         return "\n".join([head, *rest]) + "\n"
 
-    @cached_property
-    def terms(self) -> frozenset:
-        return frozenset(terms(self.content))
 
 
 def packet_from_dict(record: Mapping[str, Any]) -> Packet:
@@ -225,6 +228,7 @@ class ContextConfig:
 # Hiragana, Katakana, CJK ideographs (with extension A and compatibility), Hangul.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _WORDS = re.compile(f"([{_CJK}]+)|([^\\W_{_CJK}]+)")
+_CHUNKS = re.compile(r"\w+")  # letters, digits, "_" and CJK: split further by _WORDS
 # Function words that match almost anything; "not" stays (as in "Could NOT find ZLIB").
 _STOPWORDS = frozenset(
     "a an and are as at be by can do does did for from had has have how i in is it its me my "
@@ -248,14 +252,18 @@ def terms(text: str) -> set[str]:
     bigram) is a term, and every single character too (so a one-character query can match).
     """
     found: set[str] = set()
-    for cjk, word in _WORDS.findall(text.casefold()):
-        if word:
-            if word not in _STOPWORDS:
+    for chunk in set(_CHUNKS.findall(text.casefold())):
+        if chunk.isascii():  # the common case, kept fast: only "_" can still split it
+            found.update(chunk.split("_"))
+            continue
+        for cjk, word in _WORDS.findall(chunk):
+            if word:
                 found.add(word)
-        else:
-            found.update(cjk)
-            found.update(_bigrams(cjk))
-    return found
+            else:
+                found.update(cjk)
+                found.update(_bigrams(cjk))
+    found.discard("")
+    return found - _STOPWORDS
 
 
 @lru_cache(maxsize=256)
@@ -289,8 +297,12 @@ def relevance(query: str, text: str) -> float:
 def recency(timestamp: datetime, now: datetime, half_life_hours: float = 24.0) -> float:
     """1.0 for something written now, 0.5 one half-life ago, 0.25 two half-lives ago...
     Anything dated after `now` counts as new (1.0)."""
-    age_hours = (_as_datetime(now) - _as_datetime(timestamp)).total_seconds() / 3600
-    return 0.5 ** (max(age_hours, 0.0) / half_life_hours)
+    age = (_as_datetime(now) - _as_datetime(timestamp)).total_seconds()
+    return _decay(age, half_life_hours)
+
+
+def _decay(age_seconds: float, half_life_hours: float) -> float:
+    return 0.5 ** (max(age_seconds, 0.0) / 3600 / half_life_hours)
 
 
 def default_now(packets: Iterable[Packet]) -> datetime:
@@ -318,7 +330,7 @@ def score(packet: Packet, query: str, config: ContextConfig, now: datetime) -> f
 # --------------------------------------------------------------------------- select: the fill
 
 
-@dataclass(frozen=True)
+@dataclass
 class Row:
     """One candidate and what became of it (the widget's table, the lesson's explanations)."""
 
@@ -337,11 +349,12 @@ class Row:
 def _rank_key(row: Row):
     # Highest score first; ties: cheaper first, then newer, then by text (input order never matters).
     p = row.packet
-    return (-row.score, p.tokens, -p.timestamp.timestamp(), p.source, p.content)
+    return (-row.score, p.tokens, -p.epoch, p.source, p.content)
 
 
 def _jaccard(a: frozenset, b: frozenset) -> float:
-    return len(a & b) / len(a | b) if a or b else 0.0
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared) if a or b else 0.0
 
 
 def explain_selection(packets: Sequence[Packet], query: str, budget: int,
@@ -355,18 +368,23 @@ def explain_selection(packets: Sequence[Packet], query: str, budget: int,
     config = config or ContextConfig()
     if not isinstance(budget, int) or budget < 0:
         raise ValueError(f"budget must be a whole number of tokens >= 0, got {budget!r}")
-    now = _as_datetime(now) if now is not None else default_now(packets)
+    now = (_as_datetime(now) if now is not None else default_now(packets)).timestamp()
     rows = []
     for p in packets:
         rel = packet_relevance(p, query)
-        rec = recency(p.timestamp, now, config.half_life_hours)
-        rows.append(Row(p, rel, rec, _value(p, rel, rec, config), "candidate"))
+        rec = _decay(now - p.epoch, config.half_life_hours)
+        rows.append(Row(p, rel, rec, _value(p, rel, rec, config), "below min relevance"))
 
     eligible = sorted((r for r in rows if r.relevance >= config.min_relevance), key=_rank_key)
-    fill = _fill_diverse if config.diversity > 0 else _fill
-    outcome = fill(eligible, budget, config.diversity)  # id(row) -> (status, rank)
-    return [replace(r, status=outcome[id(r)][0], rank=outcome[id(r)][1]) if id(r) in outcome
-            else replace(r, status="below min relevance") for r in rows]
+    if config.diversity > 0:
+        _fill_diverse(eligible, budget, config.diversity)
+    else:
+        for rank, row in enumerate(greedy_fill(eligible, budget)):
+            row.status, row.rank = "selected", rank
+        for row in eligible:
+            if row.rank is None:
+                row.status = "did not fit"
+    return rows
 
 
 def greedy_fill(ranked: Sequence[Packet], budget: int) -> list[Packet]:
@@ -381,35 +399,31 @@ def greedy_fill(ranked: Sequence[Packet], budget: int) -> list[Packet]:
     return chosen
 
 
-def _fill(ranked: list[Row], budget: int, _diversity: float) -> dict:
-    rank = {id(r): i for i, r in enumerate(greedy_fill(ranked, budget))}
-    return {id(r): ("selected", rank[id(r)]) if id(r) in rank else ("did not fit", None)
-            for r in ranked}
+def _fill_diverse(ranked: list[Row], budget: int, diversity: float) -> None:
+    """The fill with a penalty for repeating what is already chosen (sets each row's status).
 
-
-def _fill_diverse(ranked: list[Row], budget: int, diversity: float) -> dict:
-    # Lazy greedy: a candidate's penalty can only grow as more is chosen, so a stale score is an
-    # upper bound; recompute it when it reaches the top, and take it if it still beats the rest.
+    Lazy greedy: a candidate's penalty can only grow as more is chosen, so a stale score is an
+    upper bound; recompute it when it reaches the top, and take it if it still beats the rest.
+    """
     heap = [(-row.score, order, row) for order, row in enumerate(ranked)]
     heapq.heapify(heap)
-    outcome, chosen_terms, used = {}, [], 0
+    chosen_terms, used = [], 0
     while heap:
         _, order, row = heapq.heappop(heap)
-        if used + row.packet.tokens > budget:
-            outcome[id(row)] = ("did not fit", None)
+        if used + row.tokens > budget:
+            row.status = "did not fit"
             continue
-        overlap = max((_jaccard(row.packet.terms, t) for t in chosen_terms), default=0.0)
-        adjusted = row.score - diversity * overlap
+        similarity = max((_jaccard(row.packet.terms, t) for t in chosen_terms), default=0.0)
+        adjusted = row.score - diversity * similarity
         if heap and adjusted < -heap[0][0]:
             heapq.heappush(heap, (-adjusted, order, row))
             continue
-        if overlap > 0 and adjusted <= 0:
-            outcome[id(row)] = ("redundant", None)
+        if similarity > 0 and adjusted <= 0:
+            row.status = "redundant"
             continue
-        outcome[id(row)] = ("selected", len(chosen_terms))
+        row.status, row.rank = "selected", len(chosen_terms)
         chosen_terms.append(row.packet.terms)
-        used += row.packet.tokens
-    return outcome
+        used += row.tokens
 
 
 def select(packets: Sequence[Packet], query: str, budget: int,
@@ -435,7 +449,7 @@ def _block(text: str, what: str) -> str:
 
 
 def _entry_order(p: Packet):
-    return (p.timestamp.timestamp(), p.source, p.content)
+    return (p.epoch, p.source, p.content)
 
 
 def _parts(task: str, packets: Iterable[Packet], output: str,
@@ -600,9 +614,10 @@ def build_context(task: str, packets: Sequence[Packet], config: ContextConfig | 
     chosen = [r.packet for r in sorted((r for r in rows if r.status == "selected"),
                                        key=lambda r: r.rank)]
     done = compress(task, pinned + chosen, output, config.limit)
-    if done.dropped:
-        gone = {id(p) for p in done.dropped}
-        rows = [replace(r, status="cut", rank=None) if id(r.packet) in gone else r for r in rows]
+    gone = {id(p) for p in done.dropped}
+    for row in rows:
+        if id(row.packet) in gone:
+            row.status, row.rank = "cut", None
     pinned_rows = [Row(p, None, None, None, "pinned") for p in pinned]
     return Built(
         text=done.text,
