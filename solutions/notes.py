@@ -29,13 +29,15 @@ them together with an index and a lock:
 from __future__ import annotations
 
 import fcntl
+import heapq
 import json
 import os
 import re
+import stat
 import tempfile
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
@@ -54,6 +56,9 @@ _FILE = re.compile(r"(note-[0-9]{4,12})\.md")
 _FIELDS = ("id", "title", "type", "tags", "created_at", "updated_at")
 _UMASK = os.umask(0o022)  # read the process umask once (setting it back at once)
 os.umask(_UMASK)
+# Safe YAML loaders: PyYAML's own, plus its much faster libyaml binding when installed (used
+# for reading). What we write is checked with both, so any machine reads it back the same.
+_SAFE_LOADERS = (yaml.SafeLoader,) + ((yaml.CSafeLoader,) if hasattr(yaml, "CSafeLoader") else ())
 
 # How notes enter a GSSC context: which section, and how much more they are worth.
 NOTE_SECTION = {
@@ -166,12 +171,9 @@ def check_note_id(note_id: Any) -> str:
 
 
 def note_path(folder: Union[str, Path], note_id: str) -> Path:
-    """The file of a note inside `folder`; a hostile id raises InvalidNoteId."""
-    folder = Path(folder)
-    path = folder / f"{check_note_id(note_id)}.md"
-    if path.parent.resolve() != folder.resolve():  # belt and braces: the regex already ensures it
-        raise InvalidNoteId(f"note id {note_id!r} does not name a file inside {folder}")
-    return path
+    """The file of a note inside `folder`; a hostile id raises InvalidNoteId. (A valid id is
+    only 'note-' and digits: no separator, no '..', so the file is always directly inside.)"""
+    return Path(folder) / f"{check_note_id(note_id)}.md"
 
 
 def _front_matter_text(meta: dict) -> str:
@@ -185,7 +187,7 @@ def _front_matter_text(meta: dict) -> str:
     for style in (None, '"'):
         text = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, default_flow_style=None,
                               width=1_000_000, default_style=style)
-        if (yaml.safe_load(text) == meta
+        if (all(yaml.load(text, Loader=loader) == meta for loader in _SAFE_LOADERS)
                 and not any(line in ("---", "...") for line in text.split("\n"))):
             return text
     raise NoteFormatError("this front matter cannot be written so that it reads back the same")
@@ -204,7 +206,7 @@ def parse_note(text: str) -> Note:
     if end < 0:
         raise NoteFormatError("the YAML front matter is never closed by a '---' line")
     try:
-        meta = yaml.safe_load(text[4:end + 1])
+        meta = yaml.load(text[4:end + 1], Loader=_SAFE_LOADERS[-1])
     except yaml.YAMLError as exc:
         raise NoteFormatError(f"the YAML front matter does not parse: {exc}") from None
     if not isinstance(meta, dict):
@@ -261,10 +263,11 @@ def search_notes(notes: Iterable[Note], query: str, limit: int = 10) -> list[Not
     if not isinstance(limit, int) or limit < 0:
         raise NoteError(f"limit must be a whole number >= 0, got {limit!r}")
     wanted = query_terms(_utf8_text(query, "query"))
-    hits = [(overlap(wanted, n.terms), n) for n in notes]
-    hits = [(rel, n) for rel, n in hits if rel > 0]
-    hits.sort(key=lambda h: (-h[0], -h[1].updated_at.timestamp(), -_id_number(h[1].id)))
-    return [n for _, n in hits[:limit]]
+    hits = [(rel, n) for n in notes if (rel := overlap(wanted, n.terms)) > 0]
+    # Only the best `limit` are wanted: a bounded heap instead of sorting every hit.
+    best = heapq.nsmallest(limit, hits, key=lambda h: (-h[0], -h[1].updated_at.timestamp(),
+                                                       -_id_number(h[1].id)))
+    return [n for _, n in best]
 
 
 def _id_number(note_id: str) -> int:
@@ -312,6 +315,7 @@ class NoteTool:
     def __init__(self, folder: Union[str, Path], clock: Callable[[], datetime] | None = None):
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
+        self._dir = str(self.folder)
         self.clock = clock or _utc_now
         self.problems: list[str] = []
         self._index: dict = {"format": 1, "next_id": 1, "notes": {}}
@@ -418,28 +422,33 @@ class NoteTool:
     def _load(self, note_id: str) -> Note:
         """Read and parse one note file (cached until the file changes). Refuses symlinks, so
         a link planted in the folder cannot make the tool read a file elsewhere."""
-        path = note_path(self.folder, note_id)
+        path = os.path.join(self._dir, check_note_id(note_id) + ".md")  # str: pathlib is slow here
+        cached = self._cache.get(note_id)
+        if cached:  # one lstat tells whether the file is still the one we parsed
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                raise NoteNotFound(f"no note {note_id}") from None
+            if cached[0] == (st.st_ino, st.st_size, st.st_mtime_ns) and stat.S_ISREG(st.st_mode):
+                return cached[1]
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         except FileNotFoundError:
             raise NoteNotFound(f"no note {note_id}") from None
         except OSError as exc:
-            raise NoteFormatError(f"{path.name} cannot be opened safely ({exc.strerror})") from None
+            raise NoteFormatError(f"{note_id}.md cannot be opened safely ({exc.strerror})") from None
         with os.fdopen(fd, "rb") as f:
             st = os.fstat(f.fileno())
             key = (st.st_ino, st.st_size, st.st_mtime_ns)
-            cached = self._cache.get(note_id)
-            if cached and cached[0] == key:
-                return cached[1]
             raw = f.read()
         try:
             note = parse_note(raw.decode("utf-8"))
         except UnicodeDecodeError:
-            raise NoteFormatError(f"{path.name} is not UTF-8 text") from None
+            raise NoteFormatError(f"{note_id}.md is not UTF-8 text") from None
         except NoteFormatError as exc:
-            raise NoteFormatError(f"{path.name}: {exc}") from None
+            raise NoteFormatError(f"{note_id}.md: {exc}") from None
         if note.id != note_id:
-            raise NoteFormatError(f"{path.name} says its id is {note.id}")
+            raise NoteFormatError(f"{note_id}.md says its id is {note.id}")
         self._cache[note_id] = (key, note)
         return note
 
