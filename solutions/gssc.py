@@ -119,6 +119,7 @@ class Packet:
         if (not isinstance(self.source, str) or not self.source.strip()
                 or len(self.source) > 40 or any(c in self.source for c in "\r\n(),")):
             raise ValueError(f"packet source must be a short single-line name, got {self.source!r}")
+
         def set_(name, value):  # frozen: derived fields are set once, here
             object.__setattr__(self, name, value)
 
@@ -151,7 +152,6 @@ class Packet:
         head = f"- ({self.source}, {self.timestamp:%Y-%m-%d %H:%M}) {lines[0]}"
         rest = ["  " + line if line else "" for line in lines[1:]]
         return "\n".join([head, *rest]) + "\n"
-
 
 
 def packet_from_dict(record: Mapping[str, Any]) -> Packet:
@@ -452,28 +452,25 @@ def _entry_order(p: Packet):
     return (p.epoch, p.source, p.content)
 
 
-def _parts(task: str, packets: Iterable[Packet], output: str,
-           cuts: Mapping[str, str] | None) -> list[tuple[str, str, int | None]]:
-    """(section, text, tokens-if-known) for every piece of the context, in order."""
+def _sections(task: str, packets: Iterable[Packet], output: str,
+              cuts: Mapping[str, str] | None) -> dict[str, str]:
+    """The text of each section, header included, in the fixed order."""
     by_section: dict[str, list[Packet]] = {name: [] for name in SECTIONS}
     for p in packets:
         if not isinstance(p, Packet):
             raise TypeError(f"expected Packet objects, got {type(p).__name__}")
         by_section[p.section].append(p)
     cuts = cuts or {}
-    parts = []
+    texts = {}
     for name in SECTIONS:
-        parts.append((name, f"[{name}]\n", None))
         if name == "Task":
-            parts.append((name, _block(task, "task"), None))
+            body = _block(task, "task")
         elif name == "Output":
-            parts.append((name, _block(output, "output instructions"), None))
+            body = _block(output, "output instructions")
         else:
-            for p in sorted(by_section[name], key=_entry_order):
-                parts.append((name, p.entry, p.tokens))
-        if name in cuts:
-            parts.append((name, cuts[name], None))
-    return parts
+            body = "".join(p.entry for p in sorted(by_section[name], key=_entry_order))
+        texts[name] = f"[{name}]\n{body}{cuts.get(name, '')}"
+    return texts
 
 
 def structure(task: str, packets: Iterable[Packet], output: str = DEFAULT_OUTPUT,
@@ -484,17 +481,15 @@ def structure(task: str, packets: Iterable[Packet], output: str = DEFAULT_OUTPUT
     give the same bytes whatever order they arrive in: a stable prefix a provider can cache.
     `cuts` maps a section to a note that compress appends where it removed something.
     """
-    return "".join(text for _, text, _ in _parts(task, packets, output, cuts))
+    return "".join(_sections(task, packets, output, cuts).values())
 
 
 def section_tokens(task: str, packets: Iterable[Packet], output: str = DEFAULT_OUTPUT,
                    cuts: Mapping[str, str] | None = None) -> dict[str, int]:
     """Tokens each section takes in `structure(...)`'s text (headers included); they add up to
     the count of the whole text."""
-    texts = {name: "" for name in SECTIONS}
-    for name, text, _ in _parts(task, packets, output, cuts):
-        texts[name] += text
-    return {name: count_tokens(text) for name, text in texts.items()}
+    return {name: count_tokens(text)
+            for name, text in _sections(task, packets, output, cuts).items()}
 
 
 def mandatory_tokens(task: str, pinned: Iterable[Packet], output: str = DEFAULT_OUTPUT) -> int:

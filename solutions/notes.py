@@ -17,8 +17,9 @@ The building blocks are plain functions (the lab's exercises): `check_note_id`, 
 (Chinese and English, ranked by relevance then recency) and `write_atomic`. `NoteTool` puts
 them together with an index and a lock:
 
-- `index.json` lists every note's metadata and the next id. It is a cache: when it is missing,
-  corrupt or disagrees with the note files, it is rebuilt from them.
+- `index.json` lists every note's metadata, the next id, and any note file it could not read.
+  It is a cache: when it is missing, corrupt or disagrees with the note files, it is rebuilt
+  from them.
 - ids are `note-0001`, `note-0002`... and are never reused: deleting a note leaves an empty
   tombstone in `.deleted/`, and the next id is always above every id ever seen.
 - every write goes to a temporary file that is then renamed over the old one, so a crash
@@ -318,7 +319,7 @@ class NoteTool:
         self._dir = str(self.folder)
         self.clock = clock or _utc_now
         self.problems: list[str] = []
-        self._index: dict = {"format": 1, "next_id": 1, "notes": {}}
+        self._index: dict = {"format": 1, "next_id": 1, "notes": {}, "unreadable": {}}
         self._seen: tuple | None = None  # (index stat, folder stat) when the index was last read
         self._cache: dict[str, tuple[tuple, Note]] = {}  # id -> (file stat, parsed note)
         self._thread_lock = threading.Lock()
@@ -368,44 +369,48 @@ class NoteTool:
         except (ValueError, TypeError, KeyError, NoteError):
             self._rebuild()
             return
-        if set(data["notes"]) != self._note_ids_on_disk():
-            self._rebuild()
+        if set(data["notes"]) | set(data["unreadable"]) != self._note_ids_on_disk():
+            self._rebuild()  # a note file appeared or vanished behind the index's back
             return
         self._index = data
+        self.problems = list(data["unreadable"].values())
         self._seen = key
 
     @staticmethod
     def _validate_index(data: Any) -> None:
         if not isinstance(data, dict) or data.get("format") != 1:
             raise ValueError("not a format-1 index")
-        if not isinstance(data.get("next_id"), int) or not isinstance(data.get("notes"), dict):
-            raise ValueError("index lacks next_id or notes")
-        for note_id, meta in data["notes"].items():
+        if (not isinstance(data.get("next_id"), int) or not isinstance(data.get("notes"), dict)
+                or not isinstance(data.get("unreadable"), dict)):
+            raise ValueError("index lacks next_id, notes or unreadable")
+        for note_id in [*data["notes"], *data["unreadable"]]:
             check_note_id(note_id)
-            if not isinstance(meta, dict) or meta.get("type") not in NOTE_TYPES:
-                raise ValueError(f"bad index entry for {note_id}")
             if _id_number(note_id) >= data["next_id"]:
                 raise ValueError("next_id is not above every id")
+        for note_id, meta in data["notes"].items():
+            ok = (isinstance(meta, dict) and meta.get("type") in NOTE_TYPES
+                  and isinstance(meta.get("title"), str) and isinstance(meta.get("tags"), list)
+                  and all(isinstance(t, str) for t in meta["tags"])
+                  and all(isinstance(meta.get(k), str) for k in ("created_at", "updated_at")))
+            if not ok:
+                raise ValueError(f"bad index entry for {note_id}")
 
     def _rebuild(self) -> None:
-        """Recreate the index from the note files (the truth); unreadable files are reported in
-        `problems` and left alone, and their ids still count as taken."""
-        notes, problems = {}, []
+        """Recreate the index from the note files (the truth). Unreadable files are left alone,
+        listed in the index's "unreadable" (and in `problems`), and their ids stay taken."""
+        notes, unreadable = {}, {}
         on_disk = self._note_ids_on_disk()
         for note_id in sorted(on_disk, key=_id_number):
             try:
-                note = self._load(note_id)
+                notes[note_id] = self._meta(self._load(note_id))
             except NoteError as exc:  # its message names the file
-                problems.append(str(exc))
-                continue
+                unreadable[note_id] = str(exc)
             except OSError as exc:
-                problems.append(f"{note_id}.md: {exc}")
-                continue
-            notes[note_id] = self._meta(note)
+                unreadable[note_id] = f"{note_id}.md: {exc}"
         taken = on_disk | self._tombstone_ids()
         next_id = max([_id_number(i) for i in taken] + [self._index.get("next_id", 1) - 1]) + 1
-        self._index = {"format": 1, "next_id": next_id, "notes": notes}
-        self.problems = problems
+        self._index = {"format": 1, "next_id": next_id, "notes": notes, "unreadable": unreadable}
+        self.problems = list(unreadable.values())
         self._save_index()
 
     @staticmethod

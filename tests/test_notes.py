@@ -213,8 +213,11 @@ def test_a_missing_or_corrupt_index_is_rebuilt_from_the_files(tool, clock):
     tool.create("b", "beta", "blocker", ["y"])
     index = tool.folder / "index.json"
     good = json.loads(index.read_text())
-    for damage in ("", "{not json", '{"format": 1, "next_id": 1, "notes": {}}',
-                   json.dumps({"format": 1, "next_id": 9, "notes": {"../../etc": {"type": "general"}}}),
+    bad_entry = dict(good["notes"]["note-0001"], tags="x")
+    for damage in ("", "{not json", '{"format": 1, "next_id": 1, "notes": {}, "unreadable": {}}',
+                   json.dumps({"format": 1, "next_id": 9, "unreadable": {},
+                               "notes": {"../../etc": {"type": "general"}}}),
+                   json.dumps(dict(good, notes=dict(good["notes"], **{"note-0001": bad_entry}))),
                    None):
         if damage is None:
             index.unlink()
@@ -234,6 +237,13 @@ def test_an_unreadable_note_is_reported_left_alone_and_its_id_stays_taken(tool, 
     assert fresh.problems == ["note-0002.md: a note file must start with a '---' line (YAML front matter)"]
     assert fresh.create("next", "y").id == "note-0003"
     assert broken.read_text() == "not a note at all"
+    index = json.loads((tool.folder / "index.json").read_text())
+    assert list(index["unreadable"]) == ["note-0002"]
+    # the known-bad file does not force a rebuild on every call; fixing it is picked up
+    mtime = (tool.folder / "index.json").stat().st_mtime_ns
+    assert NoteTool(tool.folder).list() and (tool.folder / "index.json").stat().st_mtime_ns == mtime
+    broken.unlink()
+    assert NoteTool(tool.folder).problems == []
 
 
 def test_a_note_written_behind_the_index_back_is_picked_up(tool):
