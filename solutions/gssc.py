@@ -497,6 +497,20 @@ def mandatory_tokens(task: str, pinned: Iterable[Packet], output: str = DEFAULT_
     return count_tokens(structure(task, [p for p in pinned if p.pinned], output))
 
 
+def candidate_budget(task: str, pinned: Iterable[Packet], config: ContextConfig,
+                     output: str = DEFAULT_OUTPUT) -> int:
+    """Tokens left for candidates: budget - reserve - the mandatory sections (headers, pinned
+    policies, task, output). A budget that cannot hold the mandatory sections is an error,
+    never a silent overflow."""
+    floor = mandatory_tokens(task, pinned, output)
+    if floor > config.limit:
+        raise BudgetError(
+            f"budget {config.budget} minus reserve {config.reserve} leaves {config.limit} tokens, "
+            f"but the role & policies, task and output instructions alone need {floor}; "
+            f"raise the budget, lower the reserve or shorten them")
+    return config.limit - floor
+
+
 # --------------------------------------------------------------------------- compress
 
 
@@ -591,21 +605,16 @@ def build_context(task: str, packets: Sequence[Packet], config: ContextConfig | 
                   output: str = DEFAULT_OUTPUT, now: datetime | None = None) -> Built:
     """Select, structure and compress: the context for `task` from candidate `packets`.
 
-    The fill gets exactly the room the mandatory sections leave (limit - mandatory tokens), so
+    The fill gets exactly the room the mandatory sections leave (`candidate_budget`), so
     compress normally has nothing to do; it is the guarantee that the limit holds.
     Raises BudgetError when the budget cannot hold the mandatory sections.
     """
     config = config or ContextConfig()
     pinned = [p for p in packets if p.pinned]
     candidates = [p for p in packets if not p.pinned]
-    floor = mandatory_tokens(task, pinned, output)
-    if floor > config.limit:
-        raise BudgetError(
-            f"budget {config.budget} minus reserve {config.reserve} leaves {config.limit} tokens, "
-            f"but the role & policies, task and output instructions alone need {floor}; "
-            f"raise the budget, lower the reserve or shorten them")
+    room = candidate_budget(task, pinned, config, output)
     now = _as_datetime(now) if now is not None else default_now(packets)
-    rows = explain_selection(candidates, task, config.limit - floor, config, now)
+    rows = explain_selection(candidates, task, room, config, now)
     chosen = [r.packet for r in sorted((r for r in rows if r.status == "selected"),
                                        key=lambda r: r.rank)]
     done = compress(task, pinned + chosen, output, config.limit)

@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from solutions.gssc import (DEFAULT_OUTPUT, SECTIONS, BudgetError, ContextBuilder, ContextConfig,
-                            Packet, build_context, compress, count_tokens, explain_selection,
-                            gather, greedy_fill, load_packets, mandatory_tokens, packet_from_dict,
-                            query_terms, recency, relevance, score, section_tokens, select,
-                            structure, terms)
+                            Packet, build_context, candidate_budget, compress, count_tokens,
+                            explain_selection, gather, greedy_fill, load_packets,
+                            mandatory_tokens, packet_from_dict, query_terms, recency, relevance,
+                            score, section_tokens, select, structure, terms)
 from solutions.gssc_peer import (estimate_tokens, fill_until_first_misfit, peer_build,
                                  peer_compress, peer_select, peer_structure, quarter_tokens,
                                  word_overlap)
@@ -251,6 +251,9 @@ def test_a_budget_smaller_than_the_mandatory_sections_is_a_clear_error(candidate
     config = ContextConfig(budget=floor + 49, reserve=50)
     with pytest.raises(BudgetError, match="raise the budget"):
         build_context(QUERY_CN, candidates, config)
+    with pytest.raises(BudgetError, match=f"alone need {floor}"):
+        candidate_budget(QUERY_CN, [policy], config)
+    assert candidate_budget(QUERY_CN, [policy], ContextConfig(budget=floor + 150, reserve=50)) == 100
     assert build_context(QUERY_CN, candidates, ContextConfig(budget=floor + 50, reserve=50)).tokens == floor
 
 
