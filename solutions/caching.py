@@ -309,15 +309,25 @@ def format_hit_rate_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _bar_colour(rate: float, best: float) -> str:
+    """Green: as good as the best strategy (within 10 %); orange: at least half; red: less."""
+    if best and rate >= 0.9 * best:
+        return "tab:green"
+    return "tab:orange" if best and rate >= 0.5 * best else "tab:red"
+
+
 def plot_hit_rates(rows: list[dict], ax=None):
-    """Horizontal bars of the cache hit rate per strategy, best at the top."""
+    """Horizontal bars of the cache hit rate per strategy, best at the top, each labelled."""
     import matplotlib.pyplot as plt
 
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 3.5))
     ordered = sorted(rows, key=lambda r: r["hit_rate"])
-    ax.barh([r["strategy"] for r in ordered], [100 * r["hit_rate"] for r in ordered],
-            color=["tab:green" if r["hit_rate"] >= 0.5 else "tab:red" for r in ordered])
+    best = max((r["hit_rate"] for r in rows), default=0.0)
+    rates = [100 * r["hit_rate"] for r in ordered]
+    bars = ax.barh([r["strategy"] for r in ordered], rates,
+                   color=[_bar_colour(r["hit_rate"], best) for r in ordered])
+    ax.bar_label(bars, labels=[f"{rate:.0f} %" for rate in rates], padding=3, fontsize=8)
     ax.set_xlim(0, 100)
     ax.set_xlabel("cached share of all prompt tokens (%)")
     ax.set_title("Prompt-cache hit rate by how the requests are built")

@@ -136,17 +136,30 @@ def _cost(prompt: int, cached: int, completion: int, written: int, prices: Price
             + completion * prices.output) / MILLION
 
 
+PRICE_FIELDS = ("input", "cached_input", "output", "cache_write", "name")
+
+
 def _check_prices(prices) -> Prices:
-    if not isinstance(prices, Prices):
-        raise TypeError(f"prices must be a Prices object (USD per million tokens), "
-                        f"not {type(prices).__name__}")
-    return prices
+    """`prices` as a validated Prices: a Prices, or a plain dict with the same field names."""
+    if isinstance(prices, Prices):
+        return prices
+    if isinstance(prices, Mapping):
+        unknown = [k for k in prices if k not in PRICE_FIELDS]
+        if unknown:
+            raise ValueError(f"unknown price field(s) {', '.join(map(repr, unknown))}; use "
+                             f"{', '.join(PRICE_FIELDS[:4])} (USD per million tokens)")
+        missing = [k for k in ("input", "cached_input") if k not in prices]
+        if missing:
+            raise ValueError(f"prices need {' and '.join(missing)} (USD per million tokens)")
+        return Prices(**prices)
+    raise TypeError(f"prices must be a Prices object or a dict of USD-per-million prices, "
+                    f"not {type(prices).__name__}")
 
 
 def request_cost(prompt_tokens: int, cached_tokens: int, prices: Prices, completion_tokens: int = 0,
                  cache_write_tokens: int = 0) -> float:
     """USD for one request: hits, writes and plain misses of the prompt, plus the reply."""
-    _check_prices(prices)
+    prices = _check_prices(prices)
     return _cost(*_check_request(0, prompt_tokens, cached_tokens, completion_tokens,
                                  cache_write_tokens), prices)
 
@@ -166,7 +179,7 @@ def _per_step(values, n: int | None, what: str) -> Sequence:
 def step_costs(prompt_tokens, cached_tokens, prices: Prices, completion_tokens=None,
                cache_write_tokens=None) -> list[float]:
     """USD per step of a run given per-step counts (see `price_run`)."""
-    _check_prices(prices)
+    prices = _check_prices(prices)
     prompt = _per_step(prompt_tokens, None, "prompt_tokens")
     n = len(prompt)
     cached = _per_step(cached_tokens, n, "cached_tokens")
@@ -182,8 +195,10 @@ def price_run(prompt_tokens, cached_tokens, prices: Prices, completion_tokens=No
 
     prompt_tokens[i] is what step i+1 sends; cached_tokens[i] how much of it was read from the
     cache. Optional completion_tokens and cache_write_tokens (default 0 each step) price the
-    replies and cache writes. Raises ValueError for impossible counts (cached above the
-    prompt, negative numbers) naming the step; `Prices` itself refuses per-token figures.
+    replies and cache writes. `prices` is a Prices or a dict such as
+    {"input": 0.15, "cached_input": 0.003}, in USD per million tokens. Raises ValueError for
+    impossible counts (cached above the prompt, negative numbers) naming the step, and for
+    prices that look like per-token figures.
     """
     return math.fsum(step_costs(prompt_tokens, cached_tokens, prices, completion_tokens,
                                 cache_write_tokens))
@@ -195,13 +210,13 @@ def _request_usd(r: Request, prices: Prices) -> float:
 
 
 def price_requests(requests: Sequence[Request], prices: Prices) -> float:
-    _check_prices(prices)
+    prices = _check_prices(prices)
     return math.fsum(_request_usd(r, prices) for r in requests)
 
 
 def cumulative_cost_by_step(requests: Sequence[Request], prices: Prices, steps: int) -> list[float]:
     """Running total of USD after each step 1..steps (summary calls count at their step)."""
-    _check_prices(prices)
+    prices = _check_prices(prices)
     per_step = [0.0] * steps
     for r in requests:
         if not 1 <= r.step <= steps:
@@ -277,6 +292,20 @@ class Run:
 
 
 SEED_RUN = Run()
+RUN_FIELDS = tuple(Run.__dataclass_fields__)
+
+
+def as_run(run) -> Run:
+    """`run` as a Run: a Run, or a plain dict of its fields (missing ones take the seed's)."""
+    if isinstance(run, Run):
+        return run
+    if isinstance(run, Mapping):
+        unknown = [k for k in run if k not in RUN_FIELDS]
+        if unknown:
+            raise ValueError(f"unknown run field(s) {', '.join(map(repr, unknown))}; use "
+                             f"{', '.join(RUN_FIELDS)}")
+        return Run(**run)
+    raise TypeError(f"run must be a Run or a dict of its fields, not {type(run).__name__}")
 
 
 @dataclass(frozen=True)
@@ -368,13 +397,15 @@ class Schedule(NamedTuple):
     uncompacted: list[int]     # what each compacting step would have sent without compacting
 
 
-def compaction_schedule(run: Run, threshold: int) -> Schedule:
+def compaction_schedule(run, threshold: int) -> Schedule:
     """Compact only when a request would exceed `threshold` tokens; append in between.
 
-    At a compacting step the older history becomes a summary and the last `keep_recent` steps
-    stay verbatim; only the fixed prefix is shared with the previous request. Between
-    compactions history is only appended, so each request shares all of the previous one.
+    `run` is a Run or a dict of its fields. At a compacting step the older history becomes a
+    summary and the last `keep_recent` steps stay verbatim; only the fixed prefix is shared
+    with the previous request. Between compactions history is only appended, so each request
+    shares all of the previous one.
     """
+    run = as_run(run)
     threshold = _tokens(threshold, "threshold")
     compacted_size = run.prefix_tokens + run.summary_tokens + run.step_tokens * run.keep_recent
     if compacted_size > threshold:

@@ -124,6 +124,14 @@ def test_table_and_chart(measured):
     assert all(name in text for name in K.STRATEGIES)
     ax = K.plot_hit_rates(rows)
     assert len(ax.patches) == len(rows)
+    labels = [t.get_text() for t in ax.texts]
+    assert labels == [f"{100 * r['hit_rate']:.0f} %" for r in sorted(rows, key=lambda r: r["hit_rate"])]
+    # green for the best strategies, red for those that lose more than half of the best's hits
+    from matplotlib.colors import same_color
+    names = [t.get_text() for t in ax.get_yticklabels()]
+    colour = dict(zip(names, (bar.get_facecolor() for bar in ax.patches)))
+    assert same_color(colour["append-only"], "tab:green")
+    assert same_color(colour["timestamp in system prompt"], "tab:red")
 
 
 def test_bad_input():

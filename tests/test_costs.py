@@ -89,9 +89,17 @@ def test_bad_prices_are_refused(kwargs, error, words):
         C.Prices(**kwargs)
 
 
-def test_prices_must_be_a_prices_object():
-    with pytest.raises(TypeError, match="Prices object"):
+def test_prices_as_a_plain_dict_are_validated_like_prices_objects():
+    as_dict = C.price_run([3000, 4500], [0, 3000], {"input": 0.15, "cached_input": 0.003})
+    assert as_dict == C.price_run([3000, 4500], [0, 3000], C.SEED_PRICES)
+    with pytest.raises(ValueError, match="per MILLION"):
+        C.price_run([100], [0], {"input": 0.15e-6, "cached_input": 0.003e-6})
+    with pytest.raises(ValueError, match="need cached_input"):
         C.price_run([100], [0], {"input": 0.15})
+    with pytest.raises(ValueError, match="unknown price field.*'miss'"):
+        C.price_run([100], [0], {"miss": 0.15, "input": 0.15, "cached_input": 0.003})
+    with pytest.raises(TypeError, match="Prices object or a dict"):
+        C.price_run([100], [0], 0.15)
 
 
 # --------------------------------------------------------------------------- invariants
@@ -177,6 +185,16 @@ def test_threshold_above_the_largest_request_never_compacts():
     full = [C.full_history_prompt(s) for s in range(1, run.steps + 1)]
     assert schedule.prompt_tokens == full and not schedule.compacted_at
     assert schedule.shared_tokens == C.append_only_shared(full)
+
+
+def test_schedule_takes_the_run_as_a_plain_dict():
+    fields = {"prefix_tokens": 3000, "step_tokens": 1500, "steps": 40, "keep_recent": 8,
+              "summary_tokens": 800}
+    assert C.compaction_schedule(fields, 27_800) == C.compaction_schedule(C.SEED_RUN, 27_800)
+    with pytest.raises(ValueError, match="unknown run field.*'prefix'"):
+        C.compaction_schedule({"prefix": 3000}, 27_800)
+    with pytest.raises(TypeError, match="Run or a dict"):
+        C.compaction_schedule([3000, 1500], 27_800)
 
 
 def test_threshold_below_what_compaction_leaves_is_refused():
