@@ -425,6 +425,25 @@ class Replay:
     sizes: list[int]          # prompt tokens of the context after each step
     compacted_at: list[int]   # the steps at which the context was compacted
     messages: list[dict]      # the context at the end of the run
+    peaks: list[int]          # the size each compaction started from (above the threshold)
+
+    def sawtooth(self) -> tuple[list[int], list[int]]:
+        return sawtooth_points(self.sizes, self.compacted_at, self.peaks)
+
+
+def sawtooth_points(sizes: list[int], compacted_at: list[int],
+                    peaks: list[int]) -> tuple[list[int], list[int]]:
+    """(steps, tokens) for a line chart of a replay: at each compaction the line climbs to the
+    size that triggered it, then drops straight down to the size after it."""
+    peak_at = dict(zip(compacted_at, peaks))
+    steps, tokens = [], []
+    for step, size in enumerate(sizes):
+        if step in peak_at:
+            steps.append(step)
+            tokens.append(peak_at[step])
+        steps.append(step)
+        tokens.append(size)
+    return steps, tokens
 
 
 def replay(run: list[dict], threshold_tokens: float,
@@ -450,13 +469,15 @@ def replay(run: list[dict], threshold_tokens: float,
         return total
 
     head, rest = split_head(run)
-    context, sizes, compacted_at = list(head), [], []
+    context, sizes, compacted_at, peaks = list(head), [], [], []
     for step, turn in enumerate(split_turns(rest)):
         context = context + turn
-        if size(context) > threshold_tokens:
+        current = size(context)
+        if current > threshold_tokens:
             smaller = shrink(context)
             if smaller != context:
                 context = smaller
                 compacted_at.append(step)
+                peaks.append(current)
         sizes.append(size(context))
-    return Replay(sizes, compacted_at, context)
+    return Replay(sizes, compacted_at, context, peaks)

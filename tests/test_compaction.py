@@ -385,8 +385,12 @@ def test_replay_makes_a_sawtooth_and_every_chained_compaction_is_accepted(long_r
 
     run = replay(long_run, 5000, shrink, tools)
     assert len(run.compacted_at) >= 3                      # chained: a third compaction and more
-    for step in run.compacted_at:
-        assert run.sizes[step] < run.sizes[step - 1]       # the saw-tooth drops at each one
+    for step, peak in zip(run.compacted_at, run.peaks, strict=True):
+        assert run.sizes[step] < run.sizes[step - 1]       # the saw-tooth drops at each one...
+        assert run.sizes[step] < 5000 < peak               # ...from above the threshold
+    steps, tokens = run.sawtooth()
+    assert len(steps) == len(run.sizes) + len(run.compacted_at) and steps == sorted(steps)
+    assert max(tokens) == max(run.peaks) > max(run.sizes)
     assert run.sizes[-1] == count_request_tokens(run.messages, tools)
     assert sum(is_summary(m) for m in run.messages) == 1
     for context in contexts:
@@ -398,7 +402,7 @@ def test_replay_makes_a_sawtooth_and_every_chained_compaction_is_accepted(long_r
 
 
 def test_replay_sizes_match_direct_counts(long_run, tools):
-    steps = []
+    steps, peaks = [], []
     shrink = functools.partial(compact, keep_turns=3)
     run = replay(long_run, 4000, shrink, tools)
     head, rest = split_head(long_run)
@@ -406,6 +410,7 @@ def test_replay_sizes_match_direct_counts(long_run, tools):
     for step, turn in enumerate(split_turns(rest)):
         context = context + turn
         if count_request_tokens(context, tools) > 4000:
+            peaks.append(count_request_tokens(context, tools))
             context = shrink(context)
         steps.append(count_request_tokens(context, tools))
-    assert steps == run.sizes
+    assert steps == run.sizes and peaks == run.peaks

@@ -78,6 +78,9 @@ def test_sawtooth_has_one_point_per_step_and_marks_compactions(sample):
     svg = sawtooth_svg(result.sizes, 5000, result.compacted_at)
     points = re.search(r'points="([^"]+)"', svg).group(1).split()
     assert len(points) == len(result.sizes)
+    with_peaks = sawtooth_svg(result.sizes, 5000, result.compacted_at, result.peaks)
+    points = re.search(r'points="([^"]+)"', with_peaks).group(1).split()
+    assert len(points) == len(result.sizes) + len(result.compacted_at)  # one extra point per drop
     assert svg.count("<circle") == len(result.compacted_at) >= 2
     assert sawtooth_svg([], 10, []) == "<svg/>"
     head, before, after = exploration_html(result, 5000)

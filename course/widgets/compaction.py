@@ -14,7 +14,7 @@ from functools import partial
 from pathlib import Path
 
 from solutions.compaction import (Pairing, check_pairing, compact, drop_oldest_messages,
-                                  is_summary, load_transcript, replay)
+                                  is_summary, load_transcript, replay, sawtooth_points)
 from solutions.tokens import count_request_tokens
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "compaction"
@@ -88,6 +88,7 @@ class Exploration:
     tokens_after: int
     sizes: list[int]            # context tokens at each step of the replay
     compacted_at: list[int]     # steps at which the context was shrunk
+    peaks: list[int]            # context tokens just before each shrink
 
 
 def explore(run: list[dict], tools: list[dict] | None, keep: int, threshold_tokens: int,
@@ -105,7 +106,7 @@ def explore(run: list[dict], tools: list[dict] | None, keep: int, threshold_toke
     return Exploration(run, result.messages, check_pairing(run), check_pairing(result.messages),
                        count_request_tokens(run, tools),
                        count_request_tokens(result.messages, tools),
-                       result.sizes, result.compacted_at)
+                       result.sizes, result.compacted_at, result.peaks)
 
 
 def messages_html(messages: list[dict], verdict: Pairing | None = None) -> str:
@@ -138,17 +139,20 @@ def verdict_html(verdict: Pairing) -> str:
 
 
 def sawtooth_svg(sizes: list[int], threshold_tokens: int, compacted_at: list[int],
-                 width: int = 560, height: int = 140) -> str:
-    """Context tokens per step as a small SVG line, with the threshold and compactions marked."""
+                 peaks: list[int] = (), width: int = 560, height: int = 140) -> str:
+    """Context tokens per step as a small SVG line, with the threshold and compactions marked.
+    With `peaks`, the line climbs to the size that triggered each compaction before it drops."""
     if not sizes:
         return "<svg/>"
-    top = max(max(sizes), threshold_tokens) * 1.05
+    top = max(max(sizes), *peaks, threshold_tokens) * 1.05
     step = width / max(len(sizes) - 1, 1)
 
     def y(v: float) -> float:
         return height - v / top * height
 
-    points = " ".join(f"{i * step:.1f},{y(v):.1f}" for i, v in enumerate(sizes))
+    xs, ys = (sawtooth_points(sizes, compacted_at, peaks) if peaks
+              else (range(len(sizes)), sizes))
+    points = " ".join(f"{i * step:.1f},{y(v):.1f}" for i, v in zip(xs, ys))
     marks = "".join(f'<circle cx="{i * step:.1f}" cy="{y(sizes[i]):.1f}" r="3" fill="{PROBLEM_COLOUR}"/>'
                     for i in compacted_at)
     return (f'<svg width="{width}" height="{height}" style="border:1px solid #ddd">'
@@ -164,7 +168,7 @@ def exploration_html(result: Exploration, threshold_tokens: int) -> tuple[str, s
             f"{verdict_html(result.verdict_before)}<br>"
             f"after: {len(result.after)} messages, {result.tokens_after:,} tokens, "
             f"{len(result.compacted_at)} compaction(s), {verdict_html(result.verdict_after)}</div>"
-            + sawtooth_svg(result.sizes, threshold_tokens, result.compacted_at))
+            + sawtooth_svg(result.sizes, threshold_tokens, result.compacted_at, result.peaks))
     return (head, messages_html(result.before, result.verdict_before),
             messages_html(result.after, result.verdict_after))
 
