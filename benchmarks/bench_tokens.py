@@ -1,5 +1,6 @@
 """Throughput of `count_request_tokens` against raw tiktoken on the same text (target: within
-1.3x), and of `truncate_to_tokens` and `token_pieces`. Prints figures; asserts nothing.
+1.3x), of `truncate_to_tokens` and `token_pieces`, and how long the token explorer takes to
+render a text of a few thousand tokens. Prints figures; asserts nothing.
 
     python benchmarks/bench_tokens.py
 
@@ -89,6 +90,21 @@ def other_operations() -> None:
         print(f"  {label:<28} {seconds * 1e3:>8.2f} ms  ({seconds / raw:.2f}x)")
 
 
+def widget_render() -> None:
+    """One keystroke's work in the token explorer (after the debounce): both encodings' HTML."""
+    from course.widgets.tokens import MAX_SHOWN_TOKENS, comparison_html
+
+    mixed = "".join(TEXTS)
+    print(f"\nToken explorer, one render of both encodings (colouring stops at "
+          f"{MAX_SHOWN_TOKENS:,} tokens per encoding):")
+    for copies in (1, 3, 6):
+        text = mixed * copies
+        seconds = best_of(lambda: comparison_html(text), repeat=5)
+        print(f"  {T.count_tokens(text):>7,} tokens ({len(text):>6,} characters) "
+              f"{seconds * 1e3:>8.1f} ms")
+
+
 if __name__ == "__main__":
     compare_counting()
     other_operations()
+    widget_render()

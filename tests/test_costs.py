@@ -388,3 +388,30 @@ def test_calculator_widget_shows_errors_instead_of_crashing():
     threshold = controls[-1]
     threshold.value = 2_000
     assert "below what a compaction leaves behind" in table.value
+
+
+def test_calculator_controls_drive_the_table():
+    import matplotlib
+    matplotlib.use("Agg")
+    box = widget.cost_calculator()
+    sliders = dict(zip(("prefix_tokens", "step_tokens", "steps", "keep_recent", "summary_tokens",
+                        "output_tokens", "threshold"), box.children[0].children[0].children))
+    provider, rules, summaries = box.children[0].children[1].children
+    table = box.children[1]
+    assert "does not pay within 40 steps" in table.value  # the seed's run at the seed's prices
+    provider.value = "OpenAI gpt-5.6-luna"
+    sliders["steps"].value = 120
+    expected = widget.calculator_view(C.Run(steps=120), C.provider_presets()["OpenAI gpt-5.6-luna"],
+                                      widget.RULES[rules.value], sliders["threshold"].value,
+                                      summaries.value)
+    assert "OpenAI gpt-5.6-luna" in table.value and "cache writes 1.25" in table.value
+    assert f"from step {expected['break_even']} on" in table.value
+    assert widget.table_html(expected) == table.value
+    summaries.value = False
+    rows = C.strategy_table(C.Run(steps=120), C.provider_presets()["OpenAI gpt-5.6-luna"],
+                            widget.RULES[rules.value], sliders["threshold"].value, False)
+    assert all(f"<td>{r['calls']}</td>" in table.value for r in rows)
+    rules.value = "1,024 minimum, 128-token blocks (OpenAI)"
+    assert widget.table_html(widget.calculator_view(
+        C.Run(steps=120), C.provider_presets()["OpenAI gpt-5.6-luna"], C.OPENAI_RULES,
+        sliders["threshold"].value, False)) == table.value
