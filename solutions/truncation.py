@@ -75,7 +75,7 @@ def truncate(text: str, kind: str = "text", max_lines: int = DEFAULT_MAX_LINES,
     if len(lines) <= head + tail:
         if capped == lines:
             return text
-        where = f"; full text: {full_path}" if full_path else ""
+        where = f"; full text: {full_path}" if full_path else "; the full text was not kept"
         return "\n".join(capped) + f"\n...[long lines were cut{where}]..."
     first_hidden, last_hidden = head + 1, len(lines) - tail  # 1-based, inclusive
     hidden = last_hidden - first_hidden + 1

@@ -70,6 +70,7 @@ def test_an_overlong_line_is_cut_with_a_count():
     out = truncate(line, "text", max_lines=5, full_path="out.json")
     assert "[+1,234 characters on this line]" in out
     assert "long lines were cut; full text: out.json" in out
+    assert truncate(line, "text").endswith("...[long lines were cut; the full text was not kept]...")
 
 
 # ------------------------------------------------------------------- the workspace read tool
