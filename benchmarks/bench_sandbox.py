@@ -105,11 +105,11 @@ def main() -> None:
     print("\nAttacks blocked:")
     for title in tables:
         blocked = sum(o.blocked for o in tables[title].values())
-        print(f"  {title:16s} {blocked:3d}/{len(rt.ATTACKS)}")
+        print(f"  {title:22s} {blocked:3d}/{len(rt.ATTACKS)}")
 
     print("\nLegitimate commands that still work (reply == plain shell output):")
     for title, (works, total) in legit_counts({**cumulative, **alone}).items():
-        print(f"  {title:16s} {works:3d}/{total}")
+        print(f"  {title:22s} {works:3d}/{total}")
 
     times = per_command_times(repeat, with_bwrap=not problem)
     medians = {name: statistics.median(values) for name, values in times.items()}
