@@ -165,6 +165,12 @@ def test_echo_takes_any_text(layout):
     ('{ print > "out" }', "writes to a file"),
     ('{ print $1 >> "out" }', "writes to a file"),
     ('{ printf "%s", $1 > "out" }', "writes to a file"),
+    ('BEGIN { ARGV[1] = "/etc/passwd"; ARGC = 2 } { print }', "ARGV and ARGC"),
+    ('BEGIN { split("/etc/passwd", ARGV) } { print }', "ARGV and ARGC"),
+    # a statement continued on the next line, with a backslash or after a comma
+    ('BEGIN { print "x" \\\n > "out" }', "writes to a file"),
+    ('BEGIN { print "x",\n "y" > "out" }', "writes to a file"),
+    ('BEGIN { system \\\n ("id") }', "system()"),
 ])
 def test_awk_programs_that_run_or_write_are_refused(program, why):
     with pytest.raises(Refusal) as caught:

@@ -97,7 +97,12 @@ AWK_FORBIDDEN = (
     (re.compile(r"\bsystem\s*\("), "system() runs a shell command"),
     (re.compile(r"\bgetline\b"), "getline reads other files or the output of commands"),
     (re.compile(r"(?<!\|)\|(?!\|)"), "'|' pipes to or from a shell command"),
-    (re.compile(r"\bprintf?\b[^;{}\n]*>"), "print or printf with '>' writes to a file"),
+    # A print statement can go on over lines (after a comma), so a line break does not end
+    # the search for its '>'; only ';', '{' and '}' do.
+    (re.compile(r"\bprintf?\b[^;{}]*>"), "print or printf with '>' writes to a file"),
+    # awk reads the files listed in ARGV when the program starts, so a program that edits
+    # ARGV or ARGC reads files the arguments never named (and this check never saw).
+    (re.compile(r"\bARG[VC]\b"), "ARGV and ARGC decide which files awk reads"),
 )
 
 
@@ -108,8 +113,9 @@ def check_awk_program(program: str) -> None:
     comparison into a variable first). ENVIRON is not checked here; layer 3 removes the
     secrets from the environment instead of hiding the variable's name.
     """
+    text = re.sub(r"\\\r?\n", " ", program)  # a backslash before a line break joins the lines
     for pattern, why in AWK_FORBIDDEN:
-        if pattern.search(program):
+        if pattern.search(text):
             raise Refusal(f"this awk program is not allowed: {why}. Use awk only to read "
                           "its input files and print to the output.")
 
