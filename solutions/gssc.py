@@ -539,15 +539,18 @@ def compress(task: str, packets: Sequence[Packet], output: str, limit: int) -> C
     """Make the rendered context fit `limit` tokens, exactly counted.
 
     `packets` are in order of value, most valuable first (as `select` returns them). Entries
-    are removed from the least valuable end; the role & policies, the task and the output
-    instructions are never touched. Each section that lost entries gets a `- [cut] ...` line
-    saying how many and how many tokens. A limit that cannot hold the untouchable parts (plus
-    the cut notes) raises BudgetError rather than returning something over the limit.
+    are removed from the least valuable end until the context fits; then, like the fill, the
+    removed ones are tried again from the most valuable down, and each that still fits goes
+    back in (dropping one large entry can leave room for several small ones). The role &
+    policies, the task and the output instructions are never touched. Each section that lost
+    entries gets a `- [cut] ...` line saying how many and how many tokens. A limit that cannot
+    hold the untouchable parts (plus the cut notes) raises BudgetError rather than returning
+    something over the limit.
     """
     if not isinstance(limit, int) or limit < 0:
         raise ValueError(f"limit must be a whole number of tokens >= 0, got {limit!r}")
     pinned = [p for p in packets if p.pinned]
-    kept = [p for p in packets if not p.pinned]
+    optional = [p for p in packets if not p.pinned]
     floor = mandatory_tokens(task, pinned, output)
     if floor > limit:
         raise BudgetError(
@@ -558,24 +561,41 @@ def compress(task: str, packets: Sequence[Packet], output: str, limit: int) -> C
     if total <= limit:
         return Compressed(text, total, list(packets), [], {})
 
-    dropped: list[Packet] = []
-    kept_tokens = sum(p.tokens for p in kept)
-    while True:
+    def attempt(kept_flags: list[bool], kept_tokens: int) -> Compressed | None:
+        """The context with these entries kept, if it fits (estimate first, then exactly)."""
+        dropped = [p for p, keep in zip(optional, kept_flags) if not keep]
         cuts = _cut_notes(dropped)
-        estimate = floor + kept_tokens + sum(count_tokens(c) for c in cuts.values())
-        if estimate <= limit:
-            text = structure(task, pinned + kept, output, cuts)
-            total = count_tokens(text)  # the exact check; the estimate is only a shortcut
-            if total <= limit:
-                return Compressed(text, total, pinned + kept, dropped, cuts)
-        if not kept:
-            notes = sum(count_tokens(c) for c in cuts.values())
-            raise BudgetError(
-                f"a limit of {limit} tokens holds the untouchable sections ({floor} tokens) but "
-                f"not the notes saying what was cut ({notes} more); raise the budget")
-        victim = kept.pop()
-        dropped.append(victim)
-        kept_tokens -= victim.tokens
+        if floor + kept_tokens + sum(count_tokens(c) for c in cuts.values()) > limit:
+            return None
+        kept = pinned + [p for p, keep in zip(optional, kept_flags) if keep]
+        text = structure(task, kept, output, cuts)
+        total = count_tokens(text)  # the exact check; the sum above is only a shortcut
+        return Compressed(text, total, kept, dropped, cuts) if total <= limit else None
+
+    flags = [True] * len(optional)
+    kept_tokens = sum(p.tokens for p in optional)
+    best = None
+    for i in range(len(optional) - 1, -1, -1):  # drop from the least valuable end
+        flags[i] = False
+        kept_tokens -= optional[i].tokens
+        best = attempt(flags, kept_tokens)
+        if best:
+            break
+    if best is None:
+        notes = sum(count_tokens(c) for c in _cut_notes(optional).values())
+        raise BudgetError(
+            f"a limit of {limit} tokens holds the untouchable sections ({floor} tokens) but "
+            f"not the notes saying what was cut ({notes} more); raise the budget")
+    for i, packet in enumerate(optional):  # keep trying: put back whatever still fits
+        if flags[i] or floor + kept_tokens + packet.tokens > limit:
+            continue
+        flags[i] = True
+        trial = attempt(flags, kept_tokens + packet.tokens)
+        if trial:
+            best, kept_tokens = trial, kept_tokens + packet.tokens
+        else:
+            flags[i] = False
+    return best
 
 
 # --------------------------------------------------------------------------- the pipeline

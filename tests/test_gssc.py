@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from solutions.gssc import _cut_notes  # the exact notes compress would write
 from solutions.gssc import (DEFAULT_OUTPUT, SECTIONS, BudgetError, ContextBuilder, ContextConfig,
                             Packet, build_context, candidate_budget, compress, count_tokens,
                             explain_selection, gather, greedy_fill, load_packets,
@@ -233,8 +234,22 @@ def test_compress_never_drops_task_output_or_policies_and_marks_the_cut(candidat
     assert done.dropped and done.kept
     for section, note in done.cuts.items():
         assert "[cut]" in note and note in done.text.split(f"[{section}]\n")[1]
-    # the least valuable went first
-    assert ranked.index(done.dropped[0]) > max(ranked.index(p) for p in done.kept if not p.pinned)
+    # the least valuable went first, and nothing left out would still have fitted
+    assert ranked.index(done.dropped[-1]) > max(ranked.index(p) for p in done.kept if not p.pinned)
+    for p in done.dropped:
+        kept = [q for q in ranked if q in done.kept or q is p]
+        rest = [q for q in done.dropped if q is not p]
+        text = structure(QUERY_EN, [policy] + kept, DEFAULT_OUTPUT, _cut_notes(rest))
+        assert count_tokens(text) > limit
+
+
+def test_compress_keeps_trying_smaller_entries_after_dropping_a_large_one():
+    task, big = "zlib inflate", doc("zlib inflate " * 300)
+    small = [doc(f"zlib inflate note {i}", hours_ago=i) for i in range(4)]
+    limit = mandatory_tokens(task, []) + 150
+    done = compress(task, [small[0], big, *small[1:]], DEFAULT_OUTPUT, limit)
+    assert done.dropped == [big] and done.kept == small
+    assert done.tokens <= limit and "1 entry" in done.cuts["Evidence"]
 
 
 def test_compress_leaves_a_fitting_context_alone(candidates):
