@@ -50,7 +50,7 @@ def message_html(message: dict) -> str:
         parts.append(html.escape(str(message["content"])))
     for call in message.get("tool_calls") or ():
         fn = call.get("function", {})
-        parts.append(f"&#128295; <code>{html.escape(fn.get('name', ''))}"
+        parts.append(f"call <code>{html.escape(fn.get('name', ''))}"
                      f"({html.escape(fn.get('arguments', ''))})</code> "
                      f"<small>id={html.escape(call.get('id', ''))}</small>")
     if role == "tool":

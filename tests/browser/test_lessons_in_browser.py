@@ -1,0 +1,210 @@
+"""Every lesson in a real JupyterLab, in headless Chromium: it runs, its widgets are live, and
+they react. nbval proves the code runs; only a browser shows whether a widget renders.
+
+Needs Debian's `chromium` and the `playwright` Python package (no browser download: the system
+Chromium is used). Without them the test is skipped — except in CI (CI=true), where that is a
+failure. Screenshots of every widget go to reports/browser/ for humans to look at.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LESSONS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+SHOTS = ROOT / "reports" / "browser"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage"]
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"  # how a stored output says "a widget was here"
+RUN_TIMEOUT_S = 300
+TIMINGS: dict[str, float] = {}
+
+pytestmark = pytest.mark.browser
+
+
+def _missing() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed"
+    if not CHROMIUM:
+        return "Chromium is not installed (Debian package chromium)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory):
+    reason = _missing()
+    if reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"browser test cannot run in CI: {reason}")
+        pytest.skip(reason)
+    # JupyterLab autosaves: give it copies, so running lessons never rewrites the repository.
+    root = tmp_path_factory.mktemp("lab-root")
+    for folder in ("notebooks", "data"):
+        shutil.copytree(ROOT / folder, root / folder)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = "course-browser-test"
+    # JupyterLab 4 detaches cells scrolled out of view ("windowing"); the test must see them all.
+    settings = root / "lab-settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True)
+    (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    news = root / "lab-settings" / "@jupyterlab" / "apputils-extension"
+    news.mkdir(parents=True)  # no "get notified about Jupyter news?" toast over the widgets
+    (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
+    env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(root / "lab-settings"),
+               JUPYTERLAB_WORKSPACES_DIR=str(root / "lab-workspaces"))
+    log = (root / "jupyter.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root",
+         f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}",
+         f"--ServerApp.root_dir={root}"],
+        stdout=log, stderr=subprocess.STDOUT, cwd=root, env=env)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("JupyterLab did not start: see " + str(root / "jupyter.log"))
+            time.sleep(0.5)
+    yield url, token
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def browser(lab_server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+    if TIMINGS:
+        print("\nbrowser test, seconds per lesson: " +
+              ", ".join(f"{name} {seconds:.1f}" for name, seconds in TIMINGS.items()))
+
+
+def expected_widgets(path: Path) -> int:
+    nb = nbformat.read(path, as_version=4)
+    return sum(1 for c in nb.cells if c.cell_type == "code"
+               for o in c.get("outputs", []) if WIDGET_MIME in o.get("data", {}))
+
+
+def start_kernel(page) -> None:
+    """Accept the kernel JupyterLab proposes (if it asks) and wait until the kernel is idle."""
+    select = page.get_by_role("button", name="Select", exact=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if select.count() and select.first.is_visible():
+            select.first.click()
+        if page.get_by_text(re.compile(r"ipykernel\) \| Idle")).count():
+            return
+        time.sleep(0.5)
+    raise AssertionError("the kernel did not start within 120 s")
+
+
+def run_all_cells(page) -> None:
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.get_by_role("menuitem", name=re.compile(r"^Run All Cells")).click()
+    # Busy cells show [*]; wait until every prompt has a number and the kernel is idle.
+    page.wait_for_function(
+        """() => {
+            const prompts = [...document.querySelectorAll('.jp-Notebook .jp-InputArea-prompt')];
+            const code = prompts.filter(p => p.closest('.jp-CodeCell'));
+            return code.length > 0 && code.every(p => /\\[\\d+\\]/.test(p.textContent));
+        }""", timeout=RUN_TIMEOUT_S * 1000)
+
+
+def error_outputs(page) -> list[str]:
+    texts = page.eval_on_selector_all(
+        ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']",
+        "nodes => nodes.map(n => n.innerText)")
+    return [t[:500] for t in texts if re.search(r"Traceback|Error\b|Exception\b", t)]
+
+
+def interact(widget) -> None:
+    """Use the first control of a widget that a person could use."""
+    for selector, action in ((".widget-toggle-button:not(.mod-active):not([disabled])", "click"),
+                             (".widget-button:not([disabled]):not(.widget-toggle-button)", "click"),
+                             (".noUi-handle, .slider-container input, input[type=range]", "slide"),
+                             ("select", "select"),
+                             ("textarea, input[type=text]", "type")):
+        control = widget.locator(selector).first
+        if control.count() == 0 or not control.is_visible():
+            continue
+        if action == "click":
+            control.click()
+        elif action == "slide":
+            control.focus()
+            control.press("ArrowRight")
+            control.press("ArrowRight")
+        elif action == "select":
+            options = control.locator("option")
+            control.select_option(index=1 if options.count() > 1 else 0)
+        else:
+            control.fill("The quick brown fox. 上下文工程 {\"path\": \"a/b.txt\"}")
+        return
+    raise AssertionError("the widget has no control a person could use")
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+def test_lesson_runs_and_its_widgets_are_live(lab_server, browser, path):
+    url, token = lab_server
+    started = time.monotonic()
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(120_000)
+    try:
+        # A fresh workspace per lesson: JupyterLab would otherwise reopen earlier tabs.
+        page.goto(f"{url}/lab/workspaces/test-{path.stem}/tree/notebooks/{path.name}?reset&token={token}")
+        page.wait_for_selector(".jp-Notebook .jp-Cell", state="attached")
+        start_kernel(page)
+        run_all_cells(page)
+        assert error_outputs(page) == [], f"{path.name} shows errors in the browser"
+        assert page.get_by_text("Error displaying widget").count() == 0
+        expected = expected_widgets(path)
+        # A live widget view is a panel of .jupyter-widgets elements; a dead one is plain text.
+        live = page.locator(".jp-OutputArea-output:has(> .jupyter-widgets)")
+        page.wait_for_function(
+            "n => document.querySelectorAll('.jp-OutputArea-output > .jupyter-widgets').length >= n",
+            arg=expected)
+        assert live.count() == expected, f"expected {expected} live widgets, found {live.count()}"
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        for n in range(expected):
+            widget = live.nth(n)
+            widget.scroll_into_view_if_needed()
+            before = widget.inner_html()
+            widget.screenshot(path=str(SHOTS / f"{path.stem}-widget-{n + 1}.png"))
+            interact(widget)
+            page.wait_for_function("([el, html]) => el.innerHTML !== html",
+                                   arg=[widget.element_handle(), before], timeout=30_000)
+            widget.screenshot(path=str(SHOTS / f"{path.stem}-widget-{n + 1}-after.png"))
+    except Exception:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"{path.stem}-FAILED.png"))  # what the browser showed
+        raise
+    finally:
+        TIMINGS[path.stem] = time.monotonic() - started
+        page.close()
+    (SHOTS / "timings.json").write_text(json.dumps(TIMINGS, indent=1))
