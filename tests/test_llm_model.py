@@ -246,3 +246,13 @@ def test_invalid_requests_get_a_400_naming_the_problem(client, body, message):
     assert info.value.body["type"] == "invalid_request_error"
     # ... and the server still answers the next request.
     assert ask(client, [{"role": "user", "content": "still there?"}]).choices[0].message.content
+
+
+def test_max_tokens_cuts_text_and_withholds_tool_calls_that_do_not_fit(client):
+    long_ask = [{"role": "user", "content": "Please summarise: " + "the build failed again. " * 200}]
+    text = ask(client, long_ask, max_tokens=20).choices[0]
+    assert text.finish_reason == "length" and text.message.content
+    tools = ask(client, VANCOUVER, tools=VANCOUVER_TOOLS, max_tokens=5)
+    choice = tools.choices[0]
+    assert choice.finish_reason == "length" and not choice.message.tool_calls
+    assert tools.usage.completion_tokens == 5

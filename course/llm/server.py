@@ -40,8 +40,12 @@ class TeachingModel:
         completion = completion_token_count(reply)
         limit = body.get("max_completion_tokens") or body.get("max_tokens")
         finish = "tool_calls" if reply.get("tool_calls") else "stop"
-        if limit and completion > limit and not reply.get("tool_calls"):
-            reply["content"], completion, finish = self._cut(reply["content"], limit), limit, "length"
+        if limit and completion > limit:
+            # Out of tokens mid-reply, as a provider would be: text is cut; tool calls that do
+            # not fit are not sent at all (half a JSON argument is of no use to anyone).
+            text = reply.get("content") or ""
+            reply = {"role": "assistant", "content": self._cut(text, limit) if text else None}
+            completion, finish = limit, "length"
         return {
             "id": "chatcmpl-" + seed[:24],
             "object": "chat.completion",
