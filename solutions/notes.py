@@ -667,15 +667,24 @@ TOOL_SPEC = {
 # --------------------------------------------------------------------------- scenario fixtures
 
 
-def replay_scenario(path: Union[str, Path], folder: Union[str, Path]) -> NoteTool:
+def replay_scenario(path: Union[str, Path], folder: Union[str, Path],
+                    until: Union[datetime, str, None] = None) -> NoteTool:
     """Replay a scenario file (data/notes/*.json) into `folder`: each step runs one action at
-    the time given in its "at" field. Returns the tool, its clock left at the last step."""
+    the time given in its "at" field; with `until`, only the steps up to that time. Returns the
+    tool, its clock left at the last step replayed."""
     scenario = json.loads(Path(path).read_text(encoding="utf-8"))
+    limit = _check_time(until, "until") if until is not None else None
     moments: list[datetime] = []
-    tool = NoteTool(folder, clock=lambda: moments[-1])
+    tool = NoteTool(folder, clock=lambda: moments[-1] if moments else limit or _utc_now())
     for step in scenario["steps"]:
         step = dict(step)
-        moments.append(_check_time(step.pop("at"), "step time"))
+        at = _check_time(step.pop("at"), "step time")
+        if moments and at < moments[-1]:
+            raise NoteError(f"scenario steps must be in time order: {at.isoformat()} comes after "
+                            f"{moments[-1].isoformat()}")
+        if limit is not None and at > limit:
+            break
+        moments.append(at)
         result = tool.run(step)
         if not result["ok"]:
             raise NoteError(f"scenario step {step} failed: {result['error']}")

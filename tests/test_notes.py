@@ -399,6 +399,20 @@ def test_the_scenario_replays_to_the_committed_folder(tmp_path):
     assert snapshot(tmp_path / "replayed") == snapshot(DATA / "libpng-aarch64")
 
 
+def test_a_partial_replay_stops_at_the_time_given_and_steps_must_be_in_order(tmp_path):
+    day2 = replay_scenario(DATA / "libpng_scenario.json", tmp_path / "day2",
+                           until="2025-03-02T10:00:00+08:00")
+    assert [n.id for n in day2.list()] == ["note-0003", "note-0002", "note-0001"]
+    assert day2.read("note-0001").updated_at == datetime(2025, 3, 1, 9, 10, tzinfo=CN)
+    nothing = replay_scenario(DATA / "libpng_scenario.json", tmp_path / "none", until="2025-01-01T00:00:00Z")
+    assert nothing.list() == [] and nothing.create("later", "x").id == "note-0001"
+    shuffled = json.loads((DATA / "libpng_scenario.json").read_text())
+    shuffled["steps"].reverse()
+    (tmp_path / "shuffled.json").write_text(json.dumps(shuffled))
+    with pytest.raises(NoteError, match="time order"):
+        replay_scenario(tmp_path / "shuffled.json", tmp_path / "bad")
+
+
 def test_notes_feed_a_context_and_the_blocker_is_kept_under_a_tight_budget(tmp_path):
     tool = replay_scenario(DATA / "libpng_scenario.json", tmp_path / "notes")
     question = json.loads((DATA / "libpng_scenario.json").read_text())["questions"][1]
