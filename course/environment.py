@@ -60,7 +60,7 @@ def check_course_files() -> tuple[str, bool, str]:
     lessons = sorted(p.name for p in (root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     labs = sorted(p.name for p in (root / "labs").glob("*_lab.ipynb"))
     ok = bool(lessons) and bool(labs)
-    return "lessons and labs", ok, f"{len(lessons)} lessons, {len(labs)} labs in {root}"
+    return "lessons and labs", ok, f"{len(lessons)} lessons, {len(labs)} labs"
 
 
 def chapters() -> list[dict]:
