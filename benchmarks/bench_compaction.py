@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone without installing
 
+from timing import best_time  # noqa: E402
 from solutions.compaction import check_pairing, compact  # noqa: E402
 
 SIZES = (10_000, 100_000, 1_000_000)
@@ -43,15 +43,6 @@ def synthetic_transcript(n_messages: int) -> list[dict]:
             messages.append({"role": "assistant", "content": "Progress noted."})
         turn += 1
     return messages
-
-
-def best_time(fn, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def main() -> None:

@@ -8,21 +8,12 @@ size with the smallest one.
 """
 from __future__ import annotations
 
-import time
 
+from timing import best_time  # noqa: E402
 from solutions import costs as C
 
 SIZES = (1_250, 2_500, 5_000, 10_000, 20_000)
 PRICES = C.Prices(5.0, 0.5, 25.0, cache_write=6.25, name="write premium")
-
-
-def best_time(fn, repeat: int = 5) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def strategy_timings() -> None:
@@ -50,7 +41,7 @@ def price_run_timings() -> None:
         prompts = [C.full_history_prompt(s, run) for s in range(1, steps + 1)]
         cached = C.append_only_shared(prompts)
         seconds = best_time(lambda: C.price_run(prompts, cached, PRICES))
-        view = best_time(lambda: calculator_view(run, PRICES, C.OPENAI_RULES), repeat=3)
+        view = best_time(lambda: calculator_view(run, PRICES, C.OPENAI_RULES), repeats=3)
         per_step = seconds / steps
         first = first or per_step
         print(f"{steps:>7,} {seconds * 1e3:>15.2f} {per_step * 1e6:>8.2f} {per_step / first:>6.2f} "

@@ -30,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone without installing
 
+from timing import best_time  # noqa: E402
 from solutions.gssc import (DEFAULT_OUTPUT, ContextConfig, Packet, build_context,  # noqa: E402
                             compress, explain_selection, mandatory_tokens)
 
@@ -55,15 +56,6 @@ def synthetic_packets(n: int, seed: int = 5) -> list[Packet]:
                               T0 - timedelta(minutes=rng.randint(0, 30 * 24 * 60)),
                               priority=1.5 if rng.random() < 0.02 else 1.0))
     return packets
-
-
-def best_time(fn, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def measure(n: int) -> dict:
