@@ -158,10 +158,6 @@ class LabRun:
     def checks(self) -> list[CellResult]:
         return [r for r in self.results if r.kind == "check"]
 
-    def score(self) -> tuple[float, float]:
-        checks = self.checks()
-        return sum(r.earned for r in checks), sum(r.points for r in checks)
-
 
 def _error_text(cell) -> str | None:
     for output in cell.get("outputs", []):

@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path

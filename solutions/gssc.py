@@ -75,7 +75,7 @@ class BudgetError(ValueError):
 # --------------------------------------------------------------------------- packets
 
 
-def _as_datetime(value: Union[datetime, str]) -> datetime:
+def as_datetime(value: Union[datetime, str]) -> datetime:
     if isinstance(value, str):
         try:
             value = datetime.fromisoformat(value)
@@ -123,7 +123,7 @@ class Packet:
         def set_(name, value):  # frozen: derived fields are set once, here
             object.__setattr__(self, name, value)
 
-        set_("timestamp", _as_datetime(self.timestamp))
+        set_("timestamp", as_datetime(self.timestamp))
         section = self.section or SECTION_FOR_SOURCE.get(self.source, "Context")
         if section not in PACKET_SECTIONS:
             raise ValueError(f"packet section must be one of {PACKET_SECTIONS}, got {section!r}")
@@ -297,7 +297,7 @@ def relevance(query: str, text: str) -> float:
 def recency(timestamp: datetime, now: datetime, half_life_hours: float = 24.0) -> float:
     """1.0 for something written now, 0.5 one half-life ago, 0.25 two half-lives ago...
     Anything dated after `now` counts as new (1.0)."""
-    age = (_as_datetime(now) - _as_datetime(timestamp)).total_seconds()
+    age = (as_datetime(now) - as_datetime(timestamp)).total_seconds()
     return _decay(age, half_life_hours)
 
 
@@ -368,7 +368,7 @@ def explain_selection(packets: Sequence[Packet], query: str, budget: int,
     config = config or ContextConfig()
     if not isinstance(budget, int) or budget < 0:
         raise ValueError(f"budget must be a whole number of tokens >= 0, got {budget!r}")
-    now = (_as_datetime(now) if now is not None else default_now(packets)).timestamp()
+    now = (as_datetime(now) if now is not None else default_now(packets)).timestamp()
     rows = []
     for p in packets:
         rel = packet_relevance(p, query)
@@ -633,7 +633,7 @@ def build_context(task: str, packets: Sequence[Packet], config: ContextConfig | 
     pinned = [p for p in packets if p.pinned]
     candidates = [p for p in packets if not p.pinned]
     room = candidate_budget(task, pinned, config, output)
-    now = _as_datetime(now) if now is not None else default_now(packets)
+    now = as_datetime(now) if now is not None else default_now(packets)
     rows = explain_selection(candidates, task, room, config, now)
     chosen = [r.packet for r in sorted((r for r in rows if r.status == "selected"),
                                        key=lambda r: r.rank)]

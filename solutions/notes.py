@@ -46,7 +46,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, Union
 
 import yaml
 
-from solutions.gssc import Packet, overlap, query_terms, terms
+from solutions.gssc import Packet, as_datetime, overlap, query_terms, terms
 
 NOTE_TYPES = ("task_state", "conclusion", "blocker", "action", "reference", "general")
 ACTIONS = ("create", "read", "update", "search", "list", "summary", "delete")
@@ -120,14 +120,11 @@ def _check_tags(tags: Any) -> tuple[str, ...]:
 
 
 def _check_time(value: Any, what: str) -> datetime:
-    if isinstance(value, str):
-        try:
-            value = datetime.fromisoformat(value)
-        except ValueError:
-            raise NoteFormatError(f"{what} {value!r} is not an ISO 8601 date-time") from None
-    if not isinstance(value, datetime):
-        raise NoteFormatError(f"{what} must be a date-time, not {type(value).__name__}")
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    """Chapter 03's timestamp rules (ISO strings, naive means UTC), as a note format error."""
+    try:
+        return as_datetime(value)
+    except (ValueError, TypeError) as exc:
+        raise NoteFormatError(f"{what}: {exc}") from None
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import pytest
 
 from course.llm.summary import identifiers
 
-from solutions.compaction import (BACKUPS_HEADING, COMPACTION_INSTRUCTION, SUMMARY_HEADER,
+from solutions.compaction import (BACKUPS_HEADING, COMPACTION_INSTRUCTION,
                                   ModelSummarizer, check_pairing, compact,
                                   drop_oldest_messages, is_summary, load_transcript, replay,
                                   rule_based_summary, save_transcript, should_compact,

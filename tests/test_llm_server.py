@@ -1,10 +1,8 @@
 """The server never crashes: malformed, huge and random input all get a JSON answer."""
 import http.client
 import json
-import os
 import subprocess
 import sys
-import time
 import urllib.request
 
 from hypothesis import HealthCheck, given, settings

@@ -12,7 +12,7 @@ import json
 import re
 from datetime import datetime
 
-from course.llm.summary import asks_for_summary, summarise
+from course.llm.summary import asks_for_summary, is_error_result, summarise
 from course.llm.template import content_text
 
 STOPWORDS = frozenset(
@@ -26,7 +26,6 @@ PARALLEL_SPLIT = re.compile(r"\s*(?:,|;|\band\b|\balso\b|以及|和|并且|同�
 SEQUENTIAL_SPLIT = re.compile(r"\s*(?:\bthen\b|\bafter that\b|\bafterwards\b|然后|之后再|再)\s*", re.I)
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*|\d+")
-ERROR_TEXT = re.compile(r"^\s*(error|traceback|failed|exception)\b", re.I)
 
 
 def _stem(word: str) -> str:
@@ -147,14 +146,6 @@ def fill_arguments(tool: dict, request: str, ask: str) -> dict:
 
 
 # ---------------------------------------------------------------- answers from tool results
-def is_error_result(content: str) -> bool:
-    try:
-        data = json.loads(content)
-    except (ValueError, TypeError):
-        return bool(ERROR_TEXT.match(content or ""))
-    return isinstance(data, dict) and "error" in data
-
-
 def _place(args: dict, data: dict) -> str | None:
     for source in (data, args):
         for key in ("city", "location", "place"):

@@ -57,13 +57,22 @@ def _short(text: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
-def _is_error(content: str) -> bool:
+ERROR_TEXT = re.compile(r"^\s*(error|traceback|failed|exception)\b", re.I)
+EXIT_CODE = re.compile(r"exit code:? [1-9]|exit_code\W+[1-9]", re.I)
+
+
+def is_error_result(content: str) -> bool:
+    """A tool result that reports a failure: JSON with an "error" key, or text starting so."""
     try:
         data = json.loads(content)
-        return isinstance(data, dict) and "error" in data
     except (ValueError, TypeError):
-        return bool(re.match(r"\s*(error|traceback|failed|exception)\b", content, re.I)) or \
-            bool(re.search(r"exit code:? [1-9]|exit_code\W+[1-9]", content, re.I))
+        return bool(ERROR_TEXT.match(content or ""))
+    return isinstance(data, dict) and "error" in data
+
+
+def _failed(content: str) -> bool:
+    # For the summary a non-zero exit code also counts as a failed attempt.
+    return is_error_result(content) or bool(EXIT_CODE.search(content or ""))
 
 
 def _unique(items: list[str]) -> list[str]:
@@ -113,7 +122,7 @@ def summarise(messages: list[dict]) -> str:
         elif role == "tool":
             name, args = calls.get(message.get("tool_call_id"), ("?", ""))
             what = f"{name}({_short(args, 160)})"
-            if _is_error(text):
+            if _failed(text):
                 failures.append(f"{what} -> {_first_line(text, ERROR_LINE)}")
                 failed_names.append(name)
             elif CHANGE_TOOL.search(name):
