@@ -56,7 +56,7 @@ def vocabulary_setup() -> None:
         first = float(subprocess.check_output([sys.executable, "-c", code], env=env))
         later = float(subprocess.check_output([sys.executable, "-c", code], env=env))
     print(f"\nOffline vocabularies: first set-up {first:.2f} s (build + hash check), "
-          f"later imports {later:.3f} s (hash check only)")
+          f"later imports {later:.3f} s (size check only)")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ class Vocabulary:
     name: str
     url: str  # where tiktoken would download it from; its cache file is named after it
     sha256: str  # the official hash, as tiktoken itself checks it
+    size: int  # the official file's length in bytes
 
 
 VOCABULARIES = {
@@ -35,11 +36,13 @@ VOCABULARIES = {
         "o200k_base",
         "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
         "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        3_613_922,
     ),
     "cl100k_base": Vocabulary(
         "cl100k_base",
         "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
         "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        1_681_126,
     ),
 }
 
@@ -70,8 +73,14 @@ def _sha256(data: bytes) -> str:
 
 
 def _file_is_intact(path: Path, vocab: Vocabulary) -> bool:
+    """A cheap check, so `import course` stays fast: the file is there with the official size.
+
+    The full SHA-256 check is tiktoken's own, every time it loads the file (a mismatching file
+    is deleted by tiktoken and rebuilt here on the next import); files written here are
+    hash-checked before they are written.
+    """
     try:
-        return _sha256(path.read_bytes()) == vocab.sha256
+        return path.stat().st_size == vocab.size
     except OSError:
         return False
 
@@ -126,8 +135,8 @@ def _write_atomically(path: Path, data: bytes) -> None:
 def ensure_vocabulary(name: str, cache_dir: Path | None = None) -> Path | None:
     """Make sure tiktoken's cache holds the official `name` vocabulary; return its path.
 
-    Cheap when the file is already there and intact (one hash of a few MB). Returns None when
-    tiktoken's cache is disabled: then tiktoken will download, as it always does.
+    Cheap when the file is already there (a size check; tiktoken checks the hash on load).
+    Returns None when tiktoken's cache is disabled: then tiktoken will download, as it always does.
     """
     vocab = VOCABULARIES[name]
     cache_dir = tiktoken_cache_dir() if cache_dir is None else cache_dir
