@@ -122,12 +122,11 @@ def _validate_messages(messages) -> None:
             _validate_content(message, i, allow_null=False)
             call_id = message["tool_call_id"]
             if call_id not in pending:
-                answered = call_id in seen_ids
                 raise RequestError(
                     f"Invalid parameter: messages with role 'tool' must be a response to a "
                     f"preceding message with 'tool_calls'. messages[{i}] answers "
                     f"tool_call_id {call_id!r}, "
-                    + ("which was already answered." if answered and call_id not in pending
+                    + ("which was already answered." if call_id in seen_ids
                        else "which no earlier assistant message called."),
                     f"messages[{i}].tool_call_id", "orphan_tool_message")
             pending.remove(call_id)
