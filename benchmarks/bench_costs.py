@@ -35,7 +35,7 @@ def price_run_timings() -> None:
     print(f"{'steps':>7} {'price_run (ms)':>15} {'us/step':>8} {'ratio':>6} "
           f"{'table+curves (ms)':>18} {'us/step':>8}")
     first = None
-    from course.widgets.costs import calculator_view
+    from lesson_support.widgets.costs import calculator_view
     for steps in SIZES:
         run = C.Run(steps=steps)
         prompts = [C.full_history_prompt(s, run) for s in range(1, steps + 1)]

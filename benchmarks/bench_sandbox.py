@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone
 
 from solutions.sandbox import (HardenedTerminalTool, TerminalTool, bubblewrap_argv,  # noqa: E402
                                bubblewrap_problem, check_arguments, parse_command)
-from solutions.sandbox import redteam as rt  # noqa: E402
+from lesson_support import redteam as rt  # noqa: E402
 
 NO_BOX = ("parse", "arguments", "hygiene")
 

@@ -92,7 +92,7 @@ def other_operations() -> None:
 
 def widget_render() -> None:
     """One keystroke's work in the token explorer (after the debounce): both encodings' HTML."""
-    from course.widgets.tokens import MAX_SHOWN_TOKENS, comparison_html
+    from lesson_support.widgets.tokens import MAX_SHOWN_TOKENS, comparison_html
 
     mixed = "".join(TEXTS)
     print(f"\nToken explorer, one render of both encodings (colouring stops at "

@@ -7,15 +7,21 @@ from __future__ import annotations
 
 import importlib.metadata
 import sys
-from pathlib import Path
 
 PACKAGES = ("jupyterlab", "ipywidgets", "tiktoken", "openai", "matplotlib", "nbval", "pytest",
             "PyYAML", "quicktok-v1")
 
 
+MINIMUM_PYTHON = (3, 11)
+
+
 def check_python() -> tuple[str, bool, str]:
-    ok = sys.version_info >= (3, 10)
-    return "Python 3.10 or newer", ok, sys.version.split()[0]
+    # The detail names the version only when it is a problem: stored outputs must not depend
+    # on which Python ran them.
+    version = ".".join(map(str, sys.version_info[:2]))
+    if sys.version_info[:2] < MINIMUM_PYTHON:
+        return "Python 3.11 or newer", False, f"this is Python {version} (install 3.11, 3.12 or 3.13)"
+    return "Python 3.11 or newer", True, "yes"
 
 
 def check_packages() -> tuple[str, bool, str]:
@@ -57,31 +63,13 @@ def check_model() -> tuple[str, bool, str]:
 
 
 def check_course_files() -> tuple[str, bool, str]:
-    root = Path(__file__).resolve().parent.parent
-    lessons = sorted(p.name for p in (root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    labs = sorted(p.name for p in (root / "labs").glob("*_lab.ipynb"))
-    ok = bool(lessons) and bool(labs)
-    return "lessons and labs", ok, f"{len(lessons)} lessons, {len(labs)} labs"
+    from course.chapters import CHAPTERS, problems
 
-
-def chapters() -> list[dict]:
-    """The chapter map: number, title (the lesson's first heading), lesson and lab paths."""
-    import nbformat
-
-    root = Path(__file__).resolve().parent.parent
-    rows = []
-    for lesson in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")):
-        number = lesson.name[:2]
-        if number == "00":
-            continue
-        nb = nbformat.read(lesson, as_version=4)
-        heading = next((line.lstrip("# ").strip() for c in nb.cells if c.cell_type == "markdown"
-                        for line in c.source.splitlines() if line.startswith("# ")), lesson.stem)
-        title = heading.split("—", 1)[-1].strip()
-        lab = root / "labs" / f"{lesson.stem}_lab.ipynb"
-        rows.append({"number": number, "title": title, "lesson": f"notebooks/{lesson.name}",
-                     "lab": f"labs/{lab.name}" if lab.exists() else None})
-    return rows
+    found = problems()
+    if found:
+        return "lessons and labs", False, "; ".join(found)
+    labs = sum(1 for c in CHAPTERS if c.lab)
+    return "lessons and labs", True, f"{len(CHAPTERS)} lessons, {labs} labs"
 
 
 CHECKS = (check_python, check_packages, check_tokenizers, check_model, check_course_files)

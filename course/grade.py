@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course.labs import Lab, LabError, find_released_labs, graded, read_notebook, run
+from course.paths import LABS_DIR
 
-DEFAULT_LABS = Path(__file__).resolve().parent.parent / "labs"
+DEFAULT_LABS = LABS_DIR
 CSV_FIELDS = ["student", "lab", "check", "status", "points", "earned", "detail"]
 
 

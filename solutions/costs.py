@@ -23,9 +23,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
+from course.paths import DATA_DIR
 
 MILLION = 1_000_000
-PRICES_CSV = Path(__file__).resolve().parent.parent / "data" / "prices" / "providers.csv"
+PRICES_CSV = DATA_DIR / "prices" / "providers.csv"
 
 # A real per-million price is never this small (the cheapest cache read we know is ~0.003),
 # while a per-token price is always smaller: 0.001 USD per token would be 1,000 USD per million.

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
+from course.paths import DATA_DIR
 
 ENCODING_NAMES = ("o200k_base", "cl100k_base")
 TEMPLATE_ENCODING = "o200k_base"  # the tokenizer the teaching model bills with
@@ -30,7 +31,7 @@ SEED_SAMPLES = (
     '{"path": "CMakeLists.txt", "offset": 101}',
 )
 
-CORPUS_DIR = Path(__file__).resolve().parent.parent / "data" / "corpus"
+CORPUS_DIR = DATA_DIR / "corpus"
 
 # The template documents <|im_start|> and <|im_end|> as one token each but not their ids;
 # request_token_ids uses these stand-ins, which no real token id can equal.

@@ -1,12 +1,13 @@
-"""Chapter 07: the terminal sandbox, its bypasses, and hardening in layers.
+"""Chapter 07: hardening a terminal tool in layers (the answers).
 
-    naive      the peer TerminalTool, defects kept (first-word whitelist, shell=True, ...)
+The naive tool the lesson breaks is a specimen (`lesson_support.specimens.naive_terminal`);
+the attack harness is lesson support (`lesson_support.redteam`).
+
     parse      layer 1: argv without a shell          parse_command
     arguments  layer 2: option rules, paths inside    check_arguments, resolve_inside
     hygiene    layer 3: env, stdin, group, cap, rlimits   run_with_hygiene
     confine    layer 4: bubblewrap                    bubblewrap_argv, bubblewrap_problem
     hardened   the tool composing the layers          HardenedTerminalTool
-    redteam    canaries, the attack table, the legitimate-command table
 """
 from solutions.sandbox.arguments import (RULES, CommandRule, check_arguments, check_awk_program,
                                          check_find, resolve_inside)
@@ -15,6 +16,5 @@ from solutions.sandbox.confine import (ConfinementUnavailable, bubblewrap_argv,
 from solutions.sandbox.hardened import LAYERS, CommandResult, HardenedTerminalTool
 from solutions.sandbox.hygiene import (ResourceLimits, RunResult, minimal_env, run_plain,
                                        run_with_hygiene)
-from solutions.sandbox.naive import TerminalTool
 from solutions.sandbox.parse import parse_command
 from solutions.sandbox.refusal import Refusal

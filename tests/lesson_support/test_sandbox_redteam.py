@@ -12,7 +12,7 @@ import socket
 import pytest
 
 from solutions.sandbox import LAYERS, bubblewrap_problem
-from solutions.sandbox import redteam as rt
+from lesson_support import redteam as rt
 
 PROBLEM = bubblewrap_problem()
 needs_bwrap = pytest.mark.skipif(PROBLEM is not None and not os.environ.get("CI"),

@@ -4,8 +4,9 @@ from pathlib import Path
 import pytest
 
 from course.labs import load_lab, run_solved, run_unsolved, solved_problems, unsolved_problems
+from course.paths import LABS_DIR
 
-LABS = sorted((Path(__file__).resolve().parent.parent / "labs").glob("*_lab.ipynb"))
+LABS = sorted(LABS_DIR.glob("*_lab.ipynb"))
 
 
 def test_there_are_labs():

@@ -1,9 +1,9 @@
-"""The compaction explorer's logic (course/widgets/compaction.py) and its widget."""
+"""The compaction explorer's logic (lesson_support/widgets/compaction.py) and its widget."""
 import re
 
 import pytest
 
-from course.widgets.compaction import (PALETTE, PROBLEM_COLOUR, compaction_explorer, explore,
+from lesson_support.widgets.compaction import (PALETTE, PROBLEM_COLOUR, compaction_explorer, explore,
                                        exploration_html, message_rows, messages_html,
                                        pair_colours, sample_run, sawtooth_svg)
 from solutions.compaction import check_pairing, is_summary

@@ -1,9 +1,9 @@
-"""The notes browser's logic (course/widgets/notes.py) and its wiring."""
+"""The notes browser's logic (lesson_support/widgets/notes.py) and its wiring."""
 import shutil
 
 import pytest
 
-from course.widgets import notes as widget
+from lesson_support.widgets import notes as widget
 from solutions.notes import NoteTool
 
 

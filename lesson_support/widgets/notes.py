@@ -9,9 +9,10 @@ import html
 from pathlib import Path
 
 from solutions.notes import NOTE_TYPES, Note, NoteError, NoteTool
+from course.paths import DATA_DIR
 
 ALL = "(all)"
-SAMPLE_FOLDER = Path(__file__).resolve().parents[2] / "data" / "notes" / "libpng-aarch64"
+SAMPLE_FOLDER = DATA_DIR / "notes" / "libpng-aarch64"
 TYPE_COLOURS = {"task_state": "#2563eb", "conclusion": "#059669", "blocker": "#dc2626",
                 "action": "#d97706", "reference": "#6b7280", "general": "#111827"}
 

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course.widgets import tokens as widget
+from lesson_support.widgets import tokens as widget
 from solutions import tokens as T
 
 # What the study guide's hands-on lab 1 prints for its four samples (o200k_base).

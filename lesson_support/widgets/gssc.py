@@ -14,8 +14,9 @@ from pathlib import Path
 
 from solutions.gssc import (SECTIONS, BudgetError, Built, ContextConfig, Packet, build_context,
                             load_packets)
+from course import paths
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "gssc"
+DATA_DIR = paths.DATA_DIR / "gssc"
 STATUS_COLOURS = {"pinned": "#6b7280", "selected": "#059669", "did not fit": "#d97706",
                   "below min relevance": "#9ca3af", "redundant": "#7c3aed", "cut": "#dc2626"}
 

@@ -19,8 +19,9 @@ from solutions.compaction import (BACKUPS_HEADING, COMPACTION_INSTRUCTION,
                                   split_head, split_turns, summary_parts)
 from solutions.tokens import count_request_tokens, request_token_ids
 from solutions.truncation import Workspace
+from course.paths import DATA_DIR
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "compaction"
+DATA = DATA_DIR / "compaction"
 MODEL = "teaching-model"
 
 

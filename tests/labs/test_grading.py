@@ -10,8 +10,9 @@ import pytest
 
 import solutions.agent_loop
 from course.labs import cell_key, cell_kind, graded, load_lab, read_notebook, LabError
+from course.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO_ROOT
 LAB = ROOT / "labs" / "01_agent_loop_lab.ipynb"
 SOLUTION_SOURCE = inspect.getsource(solutions.agent_loop)
 

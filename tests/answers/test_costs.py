@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course.widgets import costs as widget
+from lesson_support.widgets import costs as widget
 from solutions import costs as C
 
 ANTHROPIC = "Anthropic claude-opus-4.6 (5-minute cache)"

@@ -48,9 +48,10 @@ from pathlib import Path
 
 from solutions.sandbox.hardened import LAYERS, HardenedTerminalTool
 from solutions.sandbox.hygiene import minimal_env
-from solutions.sandbox.naive import TerminalTool
+from lesson_support.specimens.naive_terminal import TerminalTool
+from course.paths import DATA_DIR
 
-SAMPLE_WORKSPACE = Path(__file__).resolve().parents[2] / "data" / "sandbox_workspace"
+SAMPLE_WORKSPACE = DATA_DIR / "sandbox_workspace"
 SECRET_TOKEN = "TOP-SECRET-7c1e-canary"
 API_KEY = "sk-canary-4f9d0b2e6a8c"
 PROTECTED_TEXT = "protected: do not modify\nowner: release team\n"

@@ -15,7 +15,7 @@ import html
 from dataclasses import dataclass
 
 from solutions.sandbox.hardened import LAYERS
-from solutions.sandbox.redteam import (ATTACKS, ATTACKS_BY_NAME, CANARIES, TOOL_TIMEOUT,
+from lesson_support.redteam import (ATTACKS, ATTACKS_BY_NAME, CANARIES, TOOL_TIMEOUT,
                                        Outcome, hardened_tool, naive_tool, run_command)
 
 MAX_SHOWN_CHARS = 3000  # a reply can be 64 kB; the console shows its start

@@ -5,7 +5,7 @@ import pytest
 
 from solutions.sandbox import Refusal, check_arguments, check_awk_program, resolve_inside
 from solutions.sandbox.parse import parse_command
-from solutions.sandbox.redteam import LEGIT_COMMANDS
+from lesson_support.redteam import LEGIT_COMMANDS
 
 
 @pytest.fixture
@@ -54,7 +54,7 @@ def test_relative_paths_start_from_the_current_directory(layout):
 
 @pytest.mark.parametrize("legit", LEGIT_COMMANDS, ids=lambda legit: legit.name)
 def test_every_legitimate_command_passes(legit):
-    from solutions.sandbox.redteam import SAMPLE_WORKSPACE
+    from lesson_support.redteam import SAMPLE_WORKSPACE
     argv = parse_command(legit.command)
     checked = check_arguments(argv, SAMPLE_WORKSPACE)
     assert checked[0] == argv[0] and [a for a in checked if a != "--sandbox"] == argv

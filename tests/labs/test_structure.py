@@ -7,8 +7,9 @@ import nbformat
 import pytest
 
 from course.labs import LAB_NAME, cell_key, cell_kind, load_lab
+from course.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO_ROOT
 LESSON_NAME = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
 LABS = sorted((ROOT / "labs").glob("*.ipynb"))
 LESSONS = sorted((ROOT / "notebooks").glob("*.ipynb"))

@@ -4,7 +4,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course.widgets.agent_loop import agent_stepper, record_run, step_html, step_summary
+from lesson_support.widgets.agent_loop import agent_stepper, record_run, step_html, step_summary
 from solutions.agent_loop import run_agent, validate_messages
 from tests.test_llm_model import RESULTS, VANCOUVER, VANCOUVER_TOOLS
 

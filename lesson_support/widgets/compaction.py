@@ -16,8 +16,9 @@ from pathlib import Path
 from solutions.compaction import (Pairing, check_pairing, compact, drop_oldest_messages,
                                   is_summary, load_transcript, replay, sawtooth_points)
 from solutions.tokens import count_request_tokens
+from course import paths
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "compaction"
+DATA_DIR = paths.DATA_DIR / "compaction"
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f",
            "#ff9da7", "#86bcb6", "#d4a6c8")
 PROBLEM_COLOUR = "#d62728"

@@ -1,9 +1,9 @@
-"""The GSSC explorer's logic (course/widgets/gssc.py) and its wiring."""
+"""The GSSC explorer's logic (lesson_support/widgets/gssc.py) and its wiring."""
 import matplotlib
 
 matplotlib.use("Agg")
 
-from course.widgets import gssc as widget
+from lesson_support.widgets import gssc as widget
 from solutions.gssc import SECTIONS, ContextConfig, count_tokens
 
 

@@ -5,10 +5,10 @@ import shutil
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from solutions.sandbox import (LAYERS, HardenedTerminalTool, TerminalTool, bubblewrap_problem,
-                               parse_command)
+from lesson_support.specimens.naive_terminal import TerminalTool
+from solutions.sandbox import LAYERS, HardenedTerminalTool, bubblewrap_problem, parse_command
 from solutions.sandbox.hardened import ALLOWED_COMMANDS
-from solutions.sandbox.redteam import SAMPLE_WORKSPACE
+from lesson_support.redteam import SAMPLE_WORKSPACE
 
 USABLE_LAYERS = LAYERS if bubblewrap_problem() is None else LAYERS[:3]
 NO_BOX = ("parse", "arguments", "hygiene")

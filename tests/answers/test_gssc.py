@@ -1,4 +1,4 @@
-"""The GSSC pipeline (solutions/gssc.py) and the peer design's defects (solutions/gssc_peer.py):
+"""The GSSC pipeline (solutions/gssc.py) and the peer design's defects (lesson_support/specimens/gssc_peer.py):
 packets, relevance for Chinese and English, the fill, structure, compress, the builder, and the
 invariants (budget never exceeded, mandatory sections always there, same inputs -> same bytes)."""
 import random
@@ -15,11 +15,12 @@ from solutions.gssc import (DEFAULT_OUTPUT, SECTIONS, BudgetError, ContextBuilde
                             explain_selection, gather, greedy_fill, load_packets,
                             mandatory_tokens, packet_from_dict, query_terms, recency, relevance,
                             score, section_tokens, select, structure, terms)
-from solutions.gssc_peer import (estimate_tokens, fill_until_first_misfit, peer_build,
+from lesson_support.specimens.gssc_peer import (estimate_tokens, fill_until_first_misfit, peer_build,
                                  peer_compress, peer_select, peer_structure, quarter_tokens,
                                  word_overlap)
+from course.paths import DATA_DIR
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "gssc"
+DATA = DATA_DIR / "gssc"
 CN = timezone(timedelta(hours=8))
 T0 = datetime(2025, 3, 3, 10, 0, tzinfo=CN)
 QUERY_CN = "为什么链接时还是找不到目标平台的zlib库？"

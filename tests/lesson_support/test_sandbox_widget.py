@@ -1,9 +1,9 @@
-"""The red-team console's logic (course/widgets/sandbox.py), and that the widget builds."""
+"""The red-team console's logic (lesson_support/widgets/sandbox.py), and that the widget builds."""
 import pytest
 
-from course.widgets import sandbox as console
+from lesson_support.widgets import sandbox as console
 from solutions.sandbox import LAYERS, bubblewrap_problem
-from solutions.sandbox.redteam import ATTACKS, ATTACKS_BY_NAME
+from lesson_support.redteam import ATTACKS, ATTACKS_BY_NAME
 
 LAYERS_HERE = LAYERS if bubblewrap_problem() is None else LAYERS[:3]
 

@@ -18,8 +18,9 @@ from solutions.notes import (NOTE_TYPES, TOOL_SPEC, InvalidNoteId, Note, NoteErr
                              NoteFormatError, NoteNotFound, NoteTool, check_note_id, note_path,
                              note_to_packet, parse_note, render_note, replay_scenario,
                              search_notes, write_atomic)
+from course.paths import DATA_DIR, REPO_ROOT
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "notes"
+DATA = DATA_DIR / "notes"
 CN = timezone(timedelta(hours=8))
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=CN)
 HOSTILE_IDS = ["../../x", "../note-0001", "/etc/passwd", "note-0001/../../x", "note-0001\x00",
@@ -271,7 +272,7 @@ WRITER = textwrap.dedent("""
 
 def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     folder, go = tmp_path / "notes", tmp_path / "go"
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(folder), name, "40", str(go)], env=env)
              for name in ("alpha", "beta")]
     go.touch()

@@ -1,0 +1,181 @@
+"""The one list of the course's chapters. Everything else follows from it.
+
+The README's chapter table and notebook 00's chapter map are generated from `CHAPTERS`
+(`python -m course.chapters --write-readme` rewrites the table; a test fails when the README
+and this list disagree), and the structure tests check every chapter's files against it.
+Adding a chapter: see AUTHORING.md.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass
+
+from course.paths import LABS_DIR, LESSONS_DIR, REPO_ROOT
+
+
+@dataclass(frozen=True)
+class Chapter:
+    number: str             # two digits, "01"
+    slug: str               # file-name part, "agent_loop"
+    title: str
+    summary: str            # one line for notebook 00's map
+    outcome: str            # what a student can do after it (the README's last column)
+    solution_module: str | None = None   # the module the lab's exercises are checked against
+    exercises: tuple[str, ...] = ()      # the lab's exercise functions, in the lab's order
+
+    @property
+    def lesson(self) -> str:
+        return f"notebooks/{self.number}_{self.slug}.ipynb"
+
+    @property
+    def lab(self) -> str | None:
+        return f"labs/{self.number}_{self.slug}_lab.ipynb" if self.exercises else None
+
+    @property
+    def lab_id(self) -> str | None:
+        return f"{self.number}_{self.slug}_lab" if self.exercises else None
+
+
+CHAPTERS: tuple[Chapter, ...] = (
+    Chapter("00", "start_here", "Start here",
+            "how lessons, labs and checks work, and whether your set-up is ready",
+            "know how lessons, labs and checks work; check that your set-up is ready"),
+    Chapter("01", "agent_loop", "Messages, roles and the agent loop",
+            "what a request is, and the agent loop that sends it",
+            "build a Chat Completions request by hand, run the tool-calling loop with the `openai` "
+            "SDK and a step-through widget, explain why every call resends the history and why "
+            "loops need a limit, catch a broken message list before the provider's 400",
+            "solutions.agent_loop", ("validate_messages", "run_agent")),
+    Chapter("02", "counting_tokens", "Counting tokens",
+            "what a request costs in tokens",
+            "count text and whole requests with `tiktoken`, exactly against the API's "
+            "`prompt_tokens` where the chat format is documented and as an estimate elsewhere; see "
+            "why Chinese, paths and JSON cost more; budget a request and truncate to a token limit "
+            "without breaking a character",
+            "solutions.tokens", ("count_request_tokens", "truncate_to_tokens")),
+    Chapter("03", "gssc_pipeline", "The GSSC pipeline: Gather, Select, Structure, Compress",
+            "a context built under a token budget (Gather → Select → Structure → Compress)",
+            "build a context with Gather → Select → Structure → Compress under an exact token "
+            "budget, with relevance that works for Chinese as well as English, the same bytes every "
+            "time (cache-friendly), and never losing the task or the output instructions",
+            "solutions.gssc", ("relevance", "select", "structure", "candidate_budget")),
+    Chapter("04", "compaction", "Compaction with pair-checking",
+            "a long run kept inside its window without breaking tool-call pairs",
+            "truncate tool output honestly and offload it where the agent can read it, compact a "
+            "long run turn by turn without ever separating a tool call from its result, and prove "
+            "it with a pairing checker and a real HTTP 400",
+            "solutions.compaction", ("split_turns", "check_pairing", "compact")),
+    Chapter("05", "prompt_caching", "Prompt caching and the cost calculator",
+            "the prompt cache measured, and whole runs priced",
+            "see prefix caching in the API's own `cached_tokens`, find the habits that break it, "
+            "and price full history, compaction and caching over a whole run with dated price "
+            "tables and real usage records, including when compaction starts to pay",
+            "solutions.costs", ("price_run", "compaction_schedule")),
+    Chapter("06", "notetool", "NoteTool: structured notes",
+            "durable notes kept outside the window and fed back",
+            "keep durable Markdown+YAML notes outside the window that survive hostile ids, odd "
+            "content, crashes and concurrent writers, search them in Chinese and English, and feed "
+            "them back through GSSC with blockers first",
+            "solutions.notes", ("check_note_id", "render_note", "parse_note", "search_notes")),
+    Chapter("07", "terminal_sandbox", "The terminal sandbox and its bypasses",
+            "a terminal for the agent: the naive sandbox broken, then hardened",
+            "give an agent a terminal for just-in-time retrieval, break a first-word whitelist with "
+            "an attack table judged by canaries, and harden it (no shell, argument rules with "
+            "symlink-resolving path checks, process hygiene, bubblewrap) until every attack is "
+            "blocked and real retrieval commands still work",
+            "solutions.sandbox", ("parse_command", "resolve_inside", "check_arguments",
+                                  "run_with_hygiene")),
+)
+
+
+def by_lab_id(lab_id: str) -> Chapter | None:
+    return next((c for c in CHAPTERS if c.lab_id == lab_id), None)
+
+
+# ------------------------------------------------------------------------ generated views
+README_START = "<!-- chapters: generated by `python -m course.chapters --write-readme` -->"
+README_END = "<!-- end of chapters -->"
+
+
+def readme_table() -> str:
+    rows = ["| # | lesson | lab | what you can do after it |", "|---|--------|-----|--------------------------|"]
+    for c in CHAPTERS:
+        lab = "—"
+        if c.lab:
+            functions = ", ".join(f"`{name}`" for name in c.exercises)
+            lab = f"[lab]({c.lab}): {functions}"
+        rows.append(f"| {c.number} | [{c.title}]({c.lesson}) | {lab} | {c.outcome} |")
+    return "\n".join(rows)
+
+
+def readme_with_table(readme: str) -> str:
+    """The README text with the block between the two markers replaced by `readme_table()`."""
+    pattern = re.compile(re.escape(README_START) + r".*?" + re.escape(README_END), re.S)
+    if not pattern.search(readme):
+        raise ValueError(f"the README has no chapter block ({README_START} ... {README_END})")
+    return pattern.sub(lambda _: f"{README_START}\n{readme_table()}\n{README_END}", readme)
+
+
+class ChapterMap:
+    """Notebook 00's map: plain text for nbval and terminals, Markdown in JupyterLab."""
+
+    def _lines(self, markdown: bool):
+        for c in CHAPTERS[1:]:
+            lesson, lab = (f"[{c.lesson}](../{c.lesson})", f"[{c.lab}](../{c.lab})") if markdown \
+                else (c.lesson, c.lab)
+            yield (f"- **{c.number} {c.title}** — {c.summary}  \n  lesson {lesson}, lab {lab or '—'}"
+                   if markdown else f"{c.number}  {c.title} — {c.summary}\n    lesson: {lesson}\n"
+                   f"    lab:    {lab or '(none)'}")
+
+    def __repr__(self) -> str:
+        return "\n".join(self._lines(markdown=False))
+
+    def _repr_markdown_(self) -> str:
+        return "\n".join(self._lines(markdown=True))
+
+
+def chapter_map() -> ChapterMap:
+    return ChapterMap()
+
+
+def problems() -> list[str]:
+    """What disagrees between the registry and the files on disk (empty when all is well)."""
+    found = []
+    numbers = [c.number for c in CHAPTERS]
+    if numbers != sorted(set(numbers)):
+        found.append(f"chapter numbers must be unique and in order: {numbers}")
+    listed_lessons = {c.lesson for c in CHAPTERS}
+    listed_labs = {c.lab for c in CHAPTERS if c.lab}
+    for path in sorted(LESSONS_DIR.glob("*.ipynb")):
+        if f"notebooks/{path.name}" not in listed_lessons:
+            found.append(f"notebooks/{path.name} is not in course.chapters.CHAPTERS")
+    for path in sorted(LABS_DIR.glob("*.ipynb")):
+        if f"labs/{path.name}" not in listed_labs:
+            found.append(f"labs/{path.name} is not in course.chapters.CHAPTERS (or lists no exercises)")
+    for c in CHAPTERS:
+        for relative in (c.lesson, c.lab):
+            if relative and not (REPO_ROOT / relative).exists():
+                found.append(f"chapter {c.number}: {relative} does not exist")
+    return found
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course.chapters", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--write-readme", action="store_true", help="rewrite README.md's chapter table")
+    args = parser.parse_args(argv)
+    if args.write_readme:
+        readme = REPO_ROOT / "README.md"
+        readme.write_text(readme_with_table(readme.read_text(encoding="utf-8")), encoding="utf-8")
+        print(f"rewrote the chapter table in {readme.name}")
+    else:
+        print(readme_table())
+    for problem in problems():
+        print("PROBLEM:", problem, file=sys.stderr)
+    return 1 if problems() else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
