@@ -1,18 +1,19 @@
-"""The course's layout rules: names, labs without outputs, exercises resolving to solutions."""
+"""The course's layout rules, checked against the one chapter registry (course/chapters.py)."""
 import importlib
 import re
-from pathlib import Path
 
 import nbformat
 import pytest
 
+from course import chapters
+from course.chapters import CHAPTERS
 from course.labs import LAB_NAME, cell_key, cell_kind, load_lab
-from course.paths import REPO_ROOT
+from course.paths import LABS_DIR, LESSONS_DIR, REPO_ROOT
 
-ROOT = REPO_ROOT
 LESSON_NAME = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
-LABS = sorted((ROOT / "labs").glob("*.ipynb"))
-LESSONS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+LABS = sorted(LABS_DIR.glob("*.ipynb"))
+LESSONS = sorted(LESSONS_DIR.glob("*.ipynb"))
+WITH_LAB = [c for c in CHAPTERS if c.lab]
 
 
 def test_file_names_follow_the_nn_slug_pattern():
@@ -20,17 +21,44 @@ def test_file_names_follow_the_nn_slug_pattern():
     assert [p.name for p in LESSONS if not LESSON_NAME.match(p.name)] == []
 
 
-@pytest.mark.parametrize("path", LABS, ids=lambda p: p.stem)
-def test_lab_structure(path):
+def test_registry_and_files_agree():
+    assert chapters.problems() == []
+
+
+def test_registry_problems_are_found(monkeypatch):
+    extra = chapters.Chapter("99", "missing", "Missing", "nothing", "nothing", "solutions.x", ("f",))
+    monkeypatch.setattr(chapters, "CHAPTERS", CHAPTERS + (extra,))
+    assert chapters.problems() == ["chapter 99: notebooks/99_missing.ipynb does not exist",
+                                   "chapter 99: labs/99_missing_lab.ipynb does not exist"]
+
+
+def test_readme_chapter_table_is_generated_from_the_registry():
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert chapters.readme_with_table(readme) == readme, \
+        "README.md's chapter table is out of date: run `python -m course.chapters --write-readme`"
+
+
+def test_chapter_map_names_every_chapter_after_00():
+    text = repr(chapters.chapter_map())
+    assert [line[:2] for line in text.splitlines() if not line.startswith(" ")] == \
+        [c.number for c in CHAPTERS[1:]]
+
+
+@pytest.mark.parametrize("chapter", WITH_LAB, ids=lambda c: c.number)
+def test_lab_structure(chapter):
+    path = REPO_ROOT / chapter.lab
     lab = load_lab(path)
-    assert lab.lab_id == path.stem, "the lab id in the metadata must be the file name"
-    assert (ROOT / "notebooks" / (path.stem[: -len("_lab")] + ".ipynb")).exists(), "a lab needs its lesson"
+    assert lab.lab_id == path.stem == chapter.lab_id, "the lab id in the metadata must be the file name"
+    assert lab.solution_module == chapter.solution_module, \
+        "the lab's solution module must be the one course/chapters.py names"
     module = importlib.import_module(lab.solution_module)
     code = [c for c in lab.notebook.cells if c.cell_type == "code"]
     assert [c.outputs for c in code if c.outputs] == [], "labs are released without outputs"
     assert all(c.execution_count is None for c in code), "labs are released unexecuted"
     exercises, checks = lab.exercises(), lab.checks()
     assert exercises and checks
+    assert tuple(cell_key(c) for _, c in exercises) == chapter.exercises, \
+        "the lab's exercises, in order, must be the ones course/chapters.py lists"
     for _, cell in exercises:
         assert callable(getattr(module, cell_key(cell), None)), \
             f"exercise {cell_key(cell)!r} has no function in {lab.solution_module}"
