@@ -1,0 +1,167 @@
+"""The status itself, and the one pure function that moves it forward by one event.
+
+A status is a plain dict (JSON-friendly, so a test or a lab can build one by hand):
+
+    calls       {counter key: n}   "call_merchant" counts every call of the tool,
+                                   "call_merchant.Xfinity" the calls with that target
+    limits      {counter key: n}   a key, or "tool.*" for every target of the tool
+    todos       {id: {"content": str, "status": one of TODO_STATUSES}}
+    started     ISO time of the first clock reading, or None
+    now         ISO time of the latest clock reading, or None
+    tokens      {"used": int, "budget": int or None}
+    last_error  None, or {"tool", "type", "message", "arguments", "hint", "at"}
+    cwd         the working directory, or None
+
+Events are dicts with a "type" (see EVENT_TYPES). Counters move only on "tool_call" events,
+which the framework writes from the agent's *own* call log. A "tool_result" never touches a
+counter, whatever its text says: a tool result is text someone else controls.
+"""
+from __future__ import annotations
+
+import posixpath
+from datetime import datetime
+
+TODO_STATUSES = ("pending", "in_progress", "done", "cancelled")
+EVENT_TYPES = ("tool_call", "tool_result", "todo_rewrite", "todo_update", "clock", "error",
+               "cwd", "tokens")
+
+
+def new_status(limits: dict | None = None, cwd: str | None = None, budget: int | None = None,
+               started: str | None = None) -> dict:
+    """An empty status: no calls, no todos, no error."""
+    for key, value in (limits or {}).items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"limit for {key!r} must be a whole number of calls >= 0, got {value!r}")
+    if started is not None:
+        _time(started, "started")
+    return {"calls": {}, "limits": dict(limits or {}), "todos": {}, "started": started,
+            "now": started, "tokens": {"used": 0, "budget": _count(budget, "budget", True)},
+            "last_error": None, "cwd": cwd}
+
+
+def _time(value, what: str) -> datetime:
+    try:
+        return datetime.fromisoformat(str(value))
+    except ValueError:
+        raise ValueError(f"{what} must be an ISO time such as 2025-09-14T10:30:45, "
+                         f"got {value!r}") from None
+
+
+def _count(value, what: str, optional: bool = False):
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{what} must be a whole number >= 0, got {value!r}")
+    return value
+
+
+def _text(event: dict, field: str) -> str:
+    value = event.get(field)
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"a {event.get('type')!r} event needs a non-empty string {field!r}, "
+                         f"got {value!r}")
+    return value.strip()
+
+
+def _todo_status(value) -> str:
+    if value not in TODO_STATUSES:
+        raise ValueError(f"todo status must be one of {', '.join(TODO_STATUSES)}, got {value!r}")
+    return value
+
+
+def counter_keys(tool: str, target: str | None = None) -> list[str]:
+    """The counters one call moves: the tool's, and the tool-and-target's if there is a target."""
+    keys = [tool]
+    if target is not None and str(target).strip():
+        keys.append(f"{tool}.{' '.join(str(target).split()).replace(':', '_')}")
+    return keys
+
+
+def limit_for(status: dict, key: str) -> int | None:
+    """The limit on a counter: its own, else its tool's wildcard ("tool.*") for a target key."""
+    limits = status.get("limits") or {}
+    if key in limits:
+        return limits[key]
+    tool, dot, _ = key.partition(".")
+    return limits.get(f"{tool}.*") if dot else None
+
+
+def _error(event: dict, status: dict) -> dict:
+    return {"tool": event.get("tool"), "type": event.get("error_type") or "Error",
+            "message": _text(event, "message"), "arguments": event.get("arguments"),
+            "hint": event.get("hint"), "at": status.get("now")}
+
+
+def update_status(status: dict, event: dict) -> dict:
+    """The status after one event. Pure: `status` is not changed; a new dict is returned.
+
+    tool_call    {"tool", "target"?}            counts the call (tool, and tool.target)
+    tool_result  {"tool", "content", "error"?}  only an "error" dict moves the status (last error);
+                                                the content is never read: counters stay put
+    todo_rewrite {"items": [{"id", "content", "status"?}]}   replaces the list
+    todo_update  {"id", "status"}               one item's status
+    clock        {"now": ISO time}              the first reading also sets "started"
+    error        {"tool"?, "error_type"?, "message", "arguments"?, "hint"?}
+    cwd          {"path"}                       relative paths are resolved against the old cwd
+    tokens       {"used", "budget"?}            tokens used so far (absolute, not an increment)
+    """
+    if not isinstance(event, dict) or event.get("type") not in EVENT_TYPES:
+        kind = event.get("type") if isinstance(event, dict) else type(event).__name__
+        raise ValueError(f"unknown event {kind!r}: expected a dict whose 'type' is one of "
+                         f"{', '.join(EVENT_TYPES)}")
+    kind = event["type"]
+    new = dict(status)
+    if kind == "tool_call":
+        calls = dict(status.get("calls") or {})
+        for key in counter_keys(_text(event, "tool"), event.get("target")):
+            calls[key] = calls.get(key, 0) + 1
+        new["calls"] = calls
+    elif kind == "tool_result":
+        if isinstance(event.get("error"), dict):
+            new["last_error"] = _error({"tool": event.get("tool"), **event["error"]}, status)
+    elif kind == "todo_rewrite":
+        items = event.get("items")
+        if not isinstance(items, list):
+            raise ValueError("a 'todo_rewrite' event needs 'items', a list of {id, content, status}")
+        todos = {}
+        for item in items:
+            todo_id = str(item.get("id", "")).strip()
+            if not todo_id or todo_id in todos:
+                raise ValueError(f"every todo needs a unique non-empty id, got {item.get('id')!r}")
+            todos[todo_id] = {"content": _text(item, "content"),
+                              "status": _todo_status(item.get("status", "pending"))}
+        new["todos"] = todos
+    elif kind == "todo_update":
+        todo_id = str(event.get("id", "")).strip()
+        todos = dict(status.get("todos") or {})
+        if todo_id not in todos:
+            raise ValueError(f"no todo with id {todo_id!r} (known: {', '.join(todos) or 'none'})")
+        todos[todo_id] = {**todos[todo_id], "status": _todo_status(event.get("status"))}
+        new["todos"] = todos
+    elif kind == "clock":
+        now = _time(event.get("now"), "a clock event's 'now'")
+        if status.get("now") and now < _time(status["now"], "now"):
+            raise ValueError(f"the clock went backwards: {event['now']} is before {status['now']}")
+        new["now"] = now.isoformat()
+        new["started"] = status.get("started") or new["now"]
+    elif kind == "error":
+        new["last_error"] = _error(event, status)
+    elif kind == "cwd":
+        path = _text(event, "path")
+        base = status.get("cwd") or "/"
+        new["cwd"] = posixpath.normpath(posixpath.join(base, path))
+    elif kind == "tokens":
+        tokens = dict(status.get("tokens") or {"used": 0, "budget": None})
+        tokens["used"] = _count(event.get("used"), "a tokens event's 'used'")
+        if "budget" in event:
+            tokens["budget"] = _count(event["budget"], "a tokens event's 'budget'", True)
+        new["tokens"] = tokens
+    return new
+
+
+def replay(events, status: dict | None = None) -> dict:
+    """The status after a sequence of events, from `status` (default: an empty one)."""
+    status = new_status() if status is None else status
+    for event in events:
+        status = update_status(status, event)
+    return status
