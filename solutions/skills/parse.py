@@ -1,0 +1,137 @@
+"""SKILL.md: YAML front matter between two `---` lines, then the body (the instructions).
+
+    ---
+    name: csv-report
+    description: Use when ... Not for ...
+    ---
+    1. Call `describe_csv` ...
+
+`parse_skill` reads the front matter with PyYAML's `safe_load` rules (no tags that build Python
+objects), refuses duplicate keys (plain YAML keeps the last one silently, so a second `name`
+could hide behind the first), and checks every field the catalogue relies on. Each defect has
+its own message, so whoever wrote the skill knows what to fix.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import yaml
+
+NAME_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+MAX_NAME_CHARS = 64
+MAX_DESCRIPTION_CHARS = 1024
+ALLOWED_KEYS = frozenset({"name", "description", "license", "allowed-tools", "metadata", "version"})
+FENCE = "---"
+
+
+class SkillError(ValueError):
+    """A SKILL.md (or a skill name) that cannot be used, and why."""
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    body: str
+    metadata: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a key given twice in one mapping."""
+
+
+def _construct_mapping(loader, node, deep=False):
+    seen = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise SkillError(f"front matter: the key {key!r} is given twice (line "
+                             f"{key_node.start_mark.line + 2}); YAML would keep only the last one")
+        seen.add(key)
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def check_skill_name(name) -> str:
+    """`name` if it is a valid skill name (lowercase letters, digits, single hyphens; at most
+    64 characters), else SkillError saying why. A valid name is never a path."""
+    if not isinstance(name, str):
+        raise SkillError(f"a skill name must be a string, not {type(name).__name__}")
+    if not name:
+        raise SkillError("a skill name cannot be empty")
+    if len(name) > MAX_NAME_CHARS:
+        raise SkillError(f"skill name is {len(name)} characters long; the limit is {MAX_NAME_CHARS}")
+    if not NAME_PATTERN.fullmatch(name):
+        raise SkillError(f"skill name {name!r} may hold only lowercase letters, digits and single "
+                         f"hyphens (no slashes, dots, spaces or capitals), e.g. 'csv-report'")
+    return name
+
+
+def _split(text: str) -> tuple[str, str]:
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() != FENCE:
+        raise SkillError("no front matter: SKILL.md must start with a line '---', then "
+                         "'name: ...' and 'description: ...', then another '---'")
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() == FENCE:
+            return "\n".join(lines[1:i]), "\n".join(lines[i + 1:])
+    raise SkillError("the front matter is never closed: add a line '---' after the description")
+
+
+def parse_skill(text: str) -> Skill:
+    """Parse a SKILL.md text into a Skill, or raise SkillError naming the defect.
+
+    Checks: front matter present and closed; valid YAML under safe_load (no Python tags); a
+    mapping with no duplicate and no unknown keys; `name` a valid skill name; `description` a
+    non-empty string of at most 1024 characters without angle brackets (they could close the
+    catalogue's `<available_skills>` block); a non-empty body. The description's whitespace is
+    collapsed to single spaces (one catalogue line per skill); the body is kept as written.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    head, body = _split(text)
+    try:
+        data = yaml.load(head, Loader=_UniqueKeyLoader)  # SafeLoader underneath: safe_load rules
+    except SkillError:
+        raise
+    except yaml.constructor.ConstructorError as exc:
+        raise SkillError(f"front matter uses a YAML tag safe_load refuses ({exc.problem}): a "
+                         f"skill's metadata is plain text, never an object to build") from None
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" at line {where.line + 2}" if where is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise SkillError(f"front matter is not valid YAML{line}: {problem}") from None
+    if data is None:
+        raise SkillError("the front matter is empty: it needs 'name' and 'description'")
+    if not isinstance(data, dict):
+        raise SkillError(f"front matter must be keys and values (a YAML mapping), not a "
+                         f"{type(data).__name__}")
+    unknown = sorted(str(k) for k in data if k not in ALLOWED_KEYS)
+    if unknown:
+        raise SkillError(f"front matter has unknown keys {unknown}; allowed: {sorted(ALLOWED_KEYS)}")
+    for key in ("name", "description"):
+        if key not in data:
+            raise SkillError(f"front matter has no '{key}'")
+    name = check_skill_name(data["name"])
+    description = data["description"]
+    if not isinstance(description, str):
+        raise SkillError(f"description must be text, not {type(description).__name__}")
+    description = " ".join(description.split())
+    if not description:
+        raise SkillError("description is empty: it is all a model sees before loading the skill")
+    if len(description) > MAX_DESCRIPTION_CHARS:
+        raise SkillError(f"description is {len(description)} characters; the limit is "
+                         f"{MAX_DESCRIPTION_CHARS}")
+    if "<" in description or ">" in description:
+        raise SkillError("description may not contain '<' or '>': they could close the "
+                         "<available_skills> block and open another")
+    body = body.strip("\n")
+    if not body.strip():
+        raise SkillError("the body is empty: a skill needs instructions after the front matter")
+    metadata = {k: v for k, v in data.items() if k not in ("name", "description")}
+    return Skill(name=name, description=description, body=body + "\n", metadata=metadata)
