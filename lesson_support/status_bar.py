@@ -1,0 +1,193 @@
+"""Chapter 08's lesson support: the replayed run, the requests each placement sends, and the
+specimens the lesson measures against (a bar in the system prompt; a bar filled from tool-result
+text). The answers themselves are in `solutions.status_bar`.
+
+The run is `data/status_bar/merchant_refund.json` (written by `make_run.py` beside it): step 0 is
+the user's request, each later step one assistant message with its tool results, the last step
+the agent's closing answer; then the follow-up "Can you call them again to follow up?".
+Request j (j = 1 .. n) is what the agent sends before step j's reply: the system prompt, steps
+0 .. j-1, and the bar for that moment, placed by one of the strategies below. The follow-up
+request adds the user's follow-up and a fresh bar.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass
+
+from course.paths import DATA_DIR
+from solutions.status_bar import (events_from_messages, new_status, place_status, render_status,
+                                  replay, stamp)
+from solutions.tokens import count_request_tokens
+
+RUN_DIR = DATA_DIR / "status_bar"
+PLACEMENTS = ("none", "system", "end")
+STRATEGIES = (("system", "replace"), ("end", "replace"), ("end", "append"))
+
+
+@dataclass(frozen=True)
+class Run:
+    name: str
+    about: str
+    started: str
+    cwd: str
+    budget: int
+    limits: dict
+    target_args: dict
+    system: str
+    tools: list
+    steps: list
+    follow_up: dict
+    poisoned_result: str
+
+    @property
+    def n_requests(self) -> int:
+        """Requests of the run itself (before each reply), not counting the follow-up."""
+        return len(self.steps) - 1
+
+    def history(self, upto: int, stamped: bool = False) -> list[dict]:
+        """System prompt and steps 0 .. upto-1, no bar; `stamped` prefixes user and tool messages
+        with their step's time (never the system prompt)."""
+        if not 0 <= upto <= len(self.steps):
+            raise ValueError(f"upto must be between 0 and {len(self.steps)}, got {upto}")
+        messages = [{"role": "system", "content": self.system}]
+        for step in self.steps[:upto]:
+            for message in step["messages"]:
+                if stamped and message["role"] in ("user", "tool"):
+                    message = {**message, "content": stamp(message["content"], step["at"])}
+                messages.append(message)
+        return copy.deepcopy(messages)
+
+    def follow_up_message(self, stamped: bool = False) -> dict:
+        text = self.follow_up["content"]
+        return {"role": "user", "content": stamp(text, self.follow_up["at"]) if stamped else text}
+
+    def events(self, upto: int, target_args: dict | None = None) -> list[dict]:
+        """What the framework observed in steps 0 .. upto-1: a clock reading per step, the
+        events of the agent's own call log, and the context's size in tokens."""
+        target_args = self.target_args if target_args is None else target_args
+        events = []
+        for step in self.steps[:upto]:
+            events.append({"type": "clock", "now": step["at"]})
+            events.extend(events_from_messages(step["messages"], target_args))
+        if upto:
+            events.append({"type": "tokens", "used": count_request_tokens(self.history(upto), self.tools)})
+        return events
+
+    def initial_status(self) -> dict:
+        return new_status(limits=self.limits, cwd=self.cwd, budget=self.budget, started=self.started)
+
+    def status(self, upto: int, target_args: dict | None = None, follow_up: bool = False) -> dict:
+        """The true status after steps 0 .. upto-1 (with `follow_up`, at the follow-up's time)."""
+        status = replay(self.events(upto, target_args), self.initial_status())
+        if follow_up:
+            status = replay([{"type": "clock", "now": self.follow_up["at"]}], status)
+        return status
+
+
+def load_run(name: str = "merchant_refund") -> Run:
+    path = RUN_DIR / f"{name}.json"
+    if not path.exists():
+        known = sorted(p.stem for p in RUN_DIR.glob("*.json"))
+        raise FileNotFoundError(f"no run {name!r} in {RUN_DIR.name}/ (known: {', '.join(known)})")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return Run(**{field: data[field] for field in Run.__dataclass_fields__})
+
+
+# ------------------------------------------------------------------ placements (requests)
+
+def bar_in_system_prompt(messages: list[dict], block: str) -> list[dict]:
+    """SPECIMEN, the placement not to use: the bar appended to the system prompt. The system
+    prompt is the start of every prefix, so a bar that changes each step leaves the provider
+    nothing to reuse after it."""
+    first, *rest = copy.deepcopy(messages)
+    if first.get("role") != "system":
+        raise ValueError("the first message must be the system prompt")
+    return [{**first, "content": f"{first['content']}\n\n{block}"}, *rest]
+
+
+def request_messages(run: Run, upto: int, placement: str = "end", mode: str = "replace",
+                     follow_up: bool = False, bar=render_status, status_of=None) -> list[dict]:
+    """The messages of request `upto` (steps 0 .. upto-1 visible) under one strategy.
+
+    placement "none" (no bar), "system" (the specimen) or "end" (a user message, `mode`
+    "replace" or "append"). With append, the bar of every earlier request stays where it was
+    sent. `bar(status)` renders a status (default: render_status); `status_of(k)` gives the
+    status shown at request k (default: the truth, run.status(k)).
+    """
+    if placement not in PLACEMENTS:
+        raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
+    status_of = status_of or (lambda k, last=False: run.status(k, follow_up=last))
+    if placement == "end" and mode == "append":
+        messages = run.history(0)
+        for k, step in enumerate(run.steps[:upto], start=1):
+            messages += copy.deepcopy(step["messages"])
+            if k < upto or not follow_up:
+                messages = place_status(messages, bar(status_of(k)), "append")
+    else:
+        messages = run.history(upto)
+    if follow_up:
+        messages.append(run.follow_up_message())
+    if placement == "none":
+        return messages
+    block = bar(status_of(upto, follow_up) if follow_up else status_of(upto))
+    if placement == "system":
+        return bar_in_system_prompt(messages, block)
+    if mode == "append" and not follow_up:
+        return messages
+    return place_status(messages, block, mode)
+
+
+def replay_usage(run: Run, client, model: str, placement: str, mode: str = "replace",
+                 max_tokens: int = 64) -> list[dict]:
+    """Send every request of the run (then the follow-up) under one strategy; one usage record
+    per request: {"request", "prompt_tokens", "cached_tokens", "completion_tokens"}."""
+    records = []
+    for j in range(1, run.n_requests + 2):
+        follow = j == run.n_requests + 1
+        messages = request_messages(run, run.n_requests + 1 if follow else j, placement, mode,
+                                    follow_up=follow)
+        reply = client.chat.completions.create(model=model, messages=messages, tools=run.tools,
+                                               max_tokens=max_tokens)
+        usage = reply.usage
+        details = getattr(usage, "prompt_tokens_details", None)
+        records.append({"request": j, "prompt_tokens": usage.prompt_tokens,
+                        "cached_tokens": getattr(details, "cached_tokens", 0) or 0,
+                        "completion_tokens": usage.completion_tokens})
+    return records
+
+
+# ------------------------------------------------------------------ specimens and errors
+
+COUNT_IN_TEXT = re.compile(r"(?P<target>[A-Z][\w&.-]*) calls? (?P<count>\d+) of (?P<limit>\d+)")
+
+
+def bar_from_result_text(messages: list[dict], limits: dict) -> dict:
+    """SPECIMEN, the poisonable bar: counters read from what tool results *say* ("Xfinity calls
+    2 of 3") instead of from the agent's own call log. Whoever writes a tool result (a web page,
+    a merchant's system) writes the counter: the last such sentence wins."""
+    status = new_status(limits=limits)
+    calls: dict = {}
+    for message in messages:
+        if message.get("role") == "tool":
+            for match in COUNT_IN_TEXT.finditer(str(message.get("content"))):
+                calls[f"call_merchant.{match['target']}"] = int(match["count"])
+    status["calls"] = calls
+    return status
+
+
+def with_counter(status: dict, key: str, value: int) -> dict:
+    """A copy of `status` whose counter `key` says `value` (an injected error, for the lesson)."""
+    changed = copy.deepcopy(status)
+    changed["calls"][key] = value
+    return changed
+
+
+def without_targets(status: dict) -> dict:
+    """A copy of `status` that kept only per-tool totals: the bar designed without the
+    per-merchant field (the coverage problem)."""
+    changed = copy.deepcopy(status)
+    changed["calls"] = {k: v for k, v in status["calls"].items() if "." not in k}
+    changed["limits"] = {}
+    return changed
