@@ -172,7 +172,7 @@ def bar_from_result_text(messages: list[dict], limits: dict) -> dict:
     for message in messages:
         if message.get("role") == "tool":
             for match in COUNT_IN_TEXT.finditer(str(message.get("content"))):
-                calls[f"call_merchant.{match['target']}"] = int(match["count"])
+                calls[f"call.{match['target']}"] = int(match["count"])
     status["calls"] = calls
     return status
 

@@ -26,12 +26,22 @@ SYSTEM = (
 
 TOOLS = [
     {"type": "function", "function": {
-        "name": "call_merchant", "description": "Place a phone call to a merchant's support line "
+        "name": "call", "description": "Place a phone call to a merchant's support line "
         "and return the call's transcript.",
         "parameters": {"type": "object", "properties": {
             "merchant": {"type": "string", "description": "Merchant name, e.g. Xfinity"},
             "purpose": {"type": "string", "description": "What to ask for on the call"}},
             "required": ["merchant", "purpose"]}}},
+    {"type": "function", "function": {
+        "name": "book_installation", "description": "Book an installation appointment on a "
+        "provider's website.",
+        "parameters": {"type": "object", "properties": {
+            "provider": {"type": "string"}, "date": {"type": "string", "description": "YYYY-MM-DD"}},
+            "required": ["provider", "date"]}}},
+    {"type": "function", "function": {
+        "name": "check_order", "description": "Look up an order's status on a provider's website.",
+        "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}},
+                       "required": ["order_id"]}}},
     {"type": "function", "function": {
         "name": "web_search", "description": "Search the web and return the top results.",
         "parameters": {"type": "object", "properties": {
@@ -103,18 +113,11 @@ CALLS = {
                      "I have opened billing dispute ticket XF-55810. Cancellation needs the account "
                      "PIN, which the customer must confirm by text. Refunds post 7 to 10 business "
                      "days after the dispute is approved. Call duration 14 min."),
-    ("Verizon", 1): ("Book the Fios installation for September 20",
-                     "Agent Dana (Verizon Fios): Installation booked for September 20, 8am-12pm "
-                     "window, order VZ-30417. The technician will need access to the basement. "
-                     "Activation fee of $99 is waived for online orders. Call duration 9 min."),
     ("Xfinity", 2): ("Confirm the cancellation with the PIN and check the dispute XF-55810",
                      "Agent Priya (Xfinity retention): The PIN is confirmed. Cancellation is "
                      "scheduled for September 19, the day before the new installation. Dispute "
                      "XF-55810 is pending review by billing; no decision yet. Equipment must be "
                      "returned within 30 days of cancellation. Call duration 21 min."),
-    ("Verizon", 2): ("Confirm order VZ-30417 and the basement access note",
-                     "Agent Luis (Verizon Fios): Order VZ-30417 is confirmed, basement access note "
-                     "added. You will get a text the day before. Call duration 5 min."),
     ("Xfinity", 3): ("Ask for the decision on dispute XF-55810 and the refund method",
                      "Agent Marcus (Xfinity billing): Dispute XF-55810 was approved this morning. "
                      "The refund of $89.99 goes back to the card on file within 7 business days; "
@@ -139,15 +142,15 @@ DOCUMENTS = {
 # The trajectory: one tool call per step (s = search n, c = call, d = read, t = todo update,
 # w = rewrite todos, x = change directory, e = a search that fails).
 PLAN = (["w", "s", "s", "x", "d", "t:1:done", "t:2:in_progress", "d", "s", "t:2:done",
-         "t:3:in_progress", "c:Xfinity", "s", "s", "d", "s", "t:4:in_progress", "c:Verizon", "s",
-         "s", "e", "s", "c:Xfinity", "s", "s", "s", "d", "c:Verizon", "t:4:done", "s", "s", "s",
+         "t:3:in_progress", "c:Xfinity", "s", "s", "d", "s", "t:4:in_progress", "b", "s",
+         "s", "e", "s", "c:Xfinity", "s", "s", "s", "d", "o", "t:4:done", "s", "s", "s",
          "s", "s", "e", "s", "s", "s", "c:Xfinity", "s", "t:3:done", "s", "s", "s", "s", "s",
          "t:5:in_progress", "s", "s", "s", "s", "s", "t:5:done"])
 
 
 def build() -> dict:
     steps = [{"at": START.isoformat(), "messages": [{"role": "user", "content": REQUEST}]}]
-    now, searches, made, docs = START, 0, {"Xfinity": 0, "Verizon": 0}, iter(
+    now, searches, made, docs = START, 0, {"Xfinity": 0}, iter(
         ["bills/2025-08.txt", "notes/moving.txt", "bills/2025-07.txt", "bills/2025-08.txt"])
     for n, action in enumerate(PLAN, start=1):
         now += timedelta(seconds=35 + (n * 37) % 80)
@@ -166,7 +169,16 @@ def build() -> dict:
             made[rest] += 1
             purpose, transcript = CALLS[(rest, made[rest])]
             now += timedelta(minutes=int(transcript.rsplit("Call duration ", 1)[1].split()[0]))
-            name, args, result = "call_merchant", {"merchant": rest, "purpose": purpose}, transcript
+            name, args, result = "call", {"merchant": rest, "purpose": purpose}, transcript
+        elif kind == "b":
+            name, args = "book_installation", {"provider": "Verizon Fios", "date": "2025-09-20"}
+            result = ("Booked: Verizon Fios installation on 2025-09-20, 8am-12pm window, order "
+                      "VZ-30417. The technician needs access to the basement. The $99 activation "
+                      "fee is waived for online orders.")
+        elif kind == "o":
+            name, args = "check_order", {"order_id": "VZ-30417"}
+            result = ("Order VZ-30417: confirmed, installation 2025-09-20 8am-12pm, basement "
+                      "access noted. A reminder text is sent the day before.")
         elif kind == "d":
             path = next(docs)
             name, args, result = "read_document", {"path": path}, DOCUMENTS[path]
@@ -198,8 +210,8 @@ def build() -> dict:
         "started": START.isoformat(),
         "cwd": "/home/agent",
         "budget": 200000,
-        "limits": {"call_merchant.*": 3},
-        "target_args": {"call_merchant": "merchant"},
+        "limits": {"call.*": 3},
+        "target_args": {"call": "merchant"},
         "system": SYSTEM,
         "tools": TOOLS,
         "steps": steps,

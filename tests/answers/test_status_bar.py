@@ -6,6 +6,7 @@ not depend on the order of events that commute, nor on the order dict keys were 
 placing a bar never breaks a call/result pair; a poisoned tool result moves no counter."""
 import copy
 import json
+import re
 from collections import Counter
 
 import pytest
@@ -19,7 +20,7 @@ from solutions.status_bar import (CLOSE, OPEN, events_from_messages, field_error
 
 PROPERTY = settings(max_examples=150)
 TOOLS = ("call_merchant", "web_search", "read_file")
-TARGETS = (None, "Xfinity", "Verizon", "AT&T Mobility")
+TARGETS = (None, "Xfinity", "Verizon", "AT&T Mobility", "x.y: z")
 
 
 def call(tool="call_merchant", target="Xfinity"):
@@ -84,7 +85,7 @@ def test_clock_sets_start_and_refuses_to_go_back():
     s = replay([{"type": "clock", "now": "2025-09-14T10:00:00"},
                 {"type": "clock", "now": "2025-09-14T10:30:45"}])
     assert (s["started"], s["now"]) == ("2025-09-14T10:00:00", "2025-09-14T10:30:45")
-    assert status_fields(s)["time.elapsed"] == "0:30:45"
+    assert status_fields(s)["elapsed"] == "30m 45s"
     with pytest.raises(ValueError, match="backwards"):
         update_status(s, {"type": "clock", "now": "2025-09-14T09:00:00"})
 
@@ -96,16 +97,15 @@ def test_cwd_resolves_relative_paths_and_errors_keep_their_detail():
                  "hint": "check the working directory"}], new_status(cwd="/work"))
     fields = status_fields(s)
     assert fields["cwd"] == "/work/docs"
-    assert fields["error.type"] == "FileNotFoundError"
-    assert fields["error.arguments"] == '{"path": "notes.md"}'
-    assert fields["error.hint"] == "check the working directory"
+    assert fields["error"] == "FileNotFoundError in read_file: no such file: notes.md"
+    assert fields["error arguments"] == '{"path": "notes.md"}'
+    assert fields["error hint"] == "check the working directory"
 
 
 def test_tokens_used_and_left():
     s = replay([{"type": "tokens", "used": 1500}, {"type": "tokens", "used": 4000}],
                new_status(budget=10_000))
-    f = status_fields(s)
-    assert (f["tokens.used"], f["tokens.budget"], f["tokens.left"]) == ("4000", "10000", "6000")
+    assert status_fields(s)["budget"] == "4000 of 10000 tokens used, 6000 left"
 
 
 @PROPERTY
@@ -144,14 +144,27 @@ def test_the_block_is_key_value_lines_sorted_naturally():
     block = render_status(s)
     lines = block.splitlines()
     assert lines[0] == OPEN and lines[-1] == CLOSE
-    assert "calls.call_merchant.Xfinity: 3/3 max, limit reached" in lines
-    assert "calls.web_search: 0/20 max" in lines  # an explicit limit shows before any call
-    assert [l.split(":")[0] for l in lines if l.startswith("todo.")] == ["todo.1", "todo.2", "todo.10"]
+    assert "calls: call_merchant=3" in lines
+    assert "calls call_merchant Xfinity: 3/3 max, limit reached" in lines
+    assert "calls web_search: 0/20 max" in lines  # an explicit limit shows before any call
+    assert "todo: [ ] 1. step 1; [ ] 2. step 2; [ ] 10. step 10" in lines
+    assert [l.split(":")[0] for l in lines[1:-1]] == sorted(l.split(":")[0] for l in lines[1:-1])
+
+
+def test_todo_marks_and_unsafe_names():
+    s = replay([{"type": "todo_rewrite", "items": [
+        {"id": "1", "content": "Find; the policy", "status": "done"},
+        {"id": "2", "content": "Call", "status": "in_progress"},
+        {"id": "3", "content": "Drop", "status": "cancelled"}]}, call("call", "AT&T: Mobility")])
+    fields = status_fields(s)
+    assert fields["todo"] == "[x] 1. Find, the policy; [ ] 2. Call (in_progress); [-] 3. Drop (cancelled)"
+    assert fields["calls call AT_T_ Mobility"] == "1"
+    assert all(re.fullmatch(r"[A-Za-z][\w -]*", key) for key in fields)
 
 
 def test_over_the_limit_says_by_how_much():
     s = replay([call()] * 5, new_status(limits={"call_merchant.*": 3}))
-    assert parse_status(render_status(s))["calls.call_merchant.Xfinity"] == "5/3 max, over the limit by 2"
+    assert parse_status(render_status(s))["calls call_merchant Xfinity"] == "5/3 max, over the limit by 2"
 
 
 def test_values_cannot_break_a_line():
@@ -190,6 +203,7 @@ def test_render_and_parse_round_trip(events):
     events = sorted(events, key=lambda e: e.get("now", ""))  # the clock only moves forward
     s = replay(events, new_status(limits={"call_merchant.*": 3}))
     assert parse_status(render_status(s)) == status_fields(s)
+    assert all(re.fullmatch(r"[A-Za-z][\w -]*", key) for key in status_fields(s))
 
 
 # ------------------------------------------------------------------------ place_status
@@ -320,8 +334,9 @@ def test_accuracy_counts_wrong_missing_and_invented_fields():
     assert status_accuracy([truth], [truth]) == 1.0
     assert status_accuracy([render_status(truth)], [truth]) == 1.0
     assert status_accuracy([wrong, truth], [truth, truth]) == pytest.approx(2 / 4)
-    assert field_errors(wrong, truth) == {"calls.call_merchant": ("1", "3"),
-                                          "calls.call_merchant.Xfinity": ("1/3 max", "3/3 max, limit reached")}
+    assert field_errors(wrong, truth) == {
+        "calls": ("call_merchant=1", "call_merchant=3"),
+        "calls call_merchant Xfinity": ("1/3 max", "3/3 max, limit reached")}
     assert status_accuracy([new_status()], [truth]) == 0.0
 
 
