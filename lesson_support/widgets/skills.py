@@ -1,0 +1,148 @@
+"""Skill router (Chapter 09): type a request; see which skill's description it matches (and by
+how many shared words), the layers that would load, their tokens, and what the placement you
+pick does to the prompt cache.
+
+The match uses the teaching model's documented rule (`course/llm/skills.py`: the best skill
+sharing at least two content words with the request, counted by `course.llm.planning.terms`).
+The cache effect is predicted offline from the token ids of the scripted placement session
+(`lesson_support.skills.placement_requests`) with OpenAI's rules (1,024-token minimum, 128-token
+steps); the lesson checks the prediction against the teaching model's own `cached_tokens`.
+The logic is in plain functions (tested in tests/lesson_support/test_skills_widget.py);
+`skill_router()` only wires controls to them.
+"""
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+from lesson_support.skills import (CATALOG_BUDGET, PLACEMENTS, SKILLS_DIR, core_tools,
+                                   course_skills, placement_requests, skill_files,
+                                   skill_result_text)
+from solutions.caching import expected_cached_tokens
+from solutions.costs import OPENAI_RULES
+from solutions.skills import Skill, build_catalog, read_skill_file
+from solutions.tokens import count_tokens, request_token_ids
+
+MIN_SHARED_WORDS = 2      # the teaching model's threshold (course/llm/skills.py)
+LATER_REQUEST = "Why did the CI build fail? The failed job is job-4711."
+
+
+def _terms(text: str) -> set[str]:
+    from course.llm.planning import terms
+
+    return terms(text)
+
+
+@dataclass(frozen=True)
+class Match:
+    skill: str
+    shared: int
+    words: tuple[str, ...]
+
+
+def match_scores(request: str, skills: list[Skill]) -> list[Match]:
+    """Every skill with the content words it shares with the request, best first (ties in
+    catalogue order, as the model breaks them)."""
+    wanted = _terms(request)
+    ordered = sorted(skills, key=lambda s: s.name)
+    scored = [Match(s.name, len(wanted & (_terms(s.name) | _terms(s.description))),
+                    tuple(sorted(wanted & (_terms(s.name) | _terms(s.description)))))
+              for s in ordered]
+    return sorted(scored, key=lambda m: -m.shared)
+
+
+def chosen(matches: list[Match]) -> str | None:
+    """The skill the model would load, or None below the threshold."""
+    return matches[0].skill if matches and matches[0].shared >= MIN_SHARED_WORDS else None
+
+
+def referenced_files(skill: Skill, folder=SKILLS_DIR) -> list[str]:
+    """Layer 3 a run would read: the skill's files its steps name with read_skill_file."""
+    files = skill_files(skill.name, folder)
+    wanted = []
+    for line in skill.body.splitlines():
+        if re.match(r"\s*\d+[.)]\s", line) and "read_skill_file" in line:
+            wanted += [f for f in files if f"`{f}`" in line]
+    return wanted
+
+
+def layers(request: str, skills: list[Skill], folder=SKILLS_DIR) -> list[tuple[str, str, int]]:
+    """(layer, what, tokens) of the skill text a request brings into the context."""
+    catalog = build_catalog(skills, CATALOG_BUDGET)
+    rows = [("1 catalogue", f"{len(catalog.included)} skills, always there", catalog.tokens)]
+    name = chosen(match_scores(request, skills))
+    if name is None:
+        return rows
+    skill = next(s for s in skills if s.name == name)
+    rows.append(("2 body", f"{name}, loaded by load_skill", count_tokens(skill_result_text(skill))))
+    for f in referenced_files(skill, folder):
+        rows.append(("3 file", f"{name}/{f}, read when its step runs",
+                     count_tokens(read_skill_file(folder, name, f))))
+    return rows
+
+
+def placement_effect(placement: str, request: str, skills: list[Skill]) -> list[dict]:
+    """The scripted placement session with the request's skill loaded and another installed
+    mid-session: prompt tokens and predicted cached tokens of each request."""
+    name = chosen(match_scores(request, skills))
+    if name is None:
+        return []
+    loaded = next(s for s in skills if s.name == name)
+    installed = next(s for s in sorted(skills, key=lambda s: s.name) if s.name != name)
+    tools = core_tools()
+    earlier, rows = [], []
+    for label, messages in placement_requests(placement, skills, loaded, installed,
+                                              (request, LATER_REQUEST)):
+        ids = request_token_ids(messages, tools)
+        rows.append({"request": label, "prompt_tokens": len(ids),
+                     "cached_tokens": expected_cached_tokens(earlier, ids, OPENAI_RULES)})
+        earlier.append(ids)
+    return rows
+
+
+def view_html(request: str, placement: str, skills: list[Skill]) -> str:
+    matches = match_scores(request, skills)
+    name = chosen(matches)
+    bold = " style='font-weight:bold'"
+    score_rows = "".join(
+        f"<tr{bold if m.skill == name else ''}><td style='text-align:left'>"
+        f"{html.escape(m.skill)}</td><td>{m.shared}</td><td style='text-align:left'>"
+        f"{html.escape(', '.join(m.words)) or '—'}</td></tr>" for m in matches)
+    verdict = (f"loads <b>{html.escape(name)}</b>" if name else
+               f"loads no skill (no description shares {MIN_SHARED_WORDS} words with the request)")
+    layer_rows = "".join(f"<tr><td style='text-align:left'>{html.escape(a)}</td>"
+                         f"<td style='text-align:left'>{html.escape(b)}</td><td>{t}</td></tr>"
+                         for a, b, t in layers(request, skills))
+    effect = placement_effect(placement, request, skills)
+    effect_rows = "".join(f"<tr><td style='text-align:left'>{html.escape(r['request'])}</td>"
+                          f"<td>{r['prompt_tokens']:,}</td><td>{r['cached_tokens']:,}</td></tr>"
+                          for r in effect) or "<tr><td colspan=3>no skill to load</td></tr>"
+    return (f"<div>The model {verdict}.</div>"
+            f"<table style='text-align:right'><tr><th>skill</th><th>shared words</th><th>which</th></tr>"
+            f"{score_rows}</table>"
+            f"<div><b>Layers in the context</b></div><table style='text-align:right'>"
+            f"<tr><th>layer</th><th>what</th><th>tokens</th></tr>{layer_rows}</table>"
+            f"<div><b>Cache, {html.escape(placement)}</b> ({html.escape(PLACEMENTS[placement])})</div>"
+            f"<table style='text-align:right'><tr><th>request</th><th>prompt</th><th>cached</th></tr>"
+            f"{effect_rows}</table>")
+
+
+def skill_router(request: str = "Make a slide deck from the paper inbox/attention.pdf."):
+    """A request box and a placement picker -> scores, layers, tokens and cache effect."""
+    import ipywidgets as widgets
+
+    skills = course_skills()
+    box = widgets.Text(value=request, description="request", continuous_update=False,
+                       layout=widgets.Layout(width="44em"))
+    where = widgets.Dropdown(options=list(PLACEMENTS), value="catalogue at the end",
+                             description="placement")
+    out = widgets.HTML()
+
+    def refresh(_=None):
+        out.value = view_html(box.value, where.value, skills)
+
+    box.observe(refresh, names="value")
+    where.observe(refresh, names="value")
+    refresh()
+    return widgets.VBox([box, where, out])
