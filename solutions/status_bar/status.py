@@ -73,7 +73,7 @@ def counter_keys(tool: str, target: str | None = None) -> list[str]:
     """The counters one call moves: the tool's, and the tool-and-target's if there is a target."""
     keys = [tool]
     if target is not None and str(target).strip():
-        keys.append(f"{tool}.{' '.join(str(target).split()).replace(':', '_')}")
+        keys.append(f"{tool}.{' '.join(str(target).split())}")
     return keys
 
 
