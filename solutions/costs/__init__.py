@@ -20,86 +20,17 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
+
 from course.paths import DATA_DIR
+from solutions.costs.prices import (MILLION, PER_TOKEN_SUSPECT, PRICE_FIELDS, SEED_PRICE_FIELDS,
+                                    SEED_PRICES, Prices, _check_prices, _tokens)
+from solutions.costs.run import (EXACT, OPENAI_RULES, RUN_FIELDS, SEED_RUN, SEED_RUN_FIELDS,
+                                 CacheRules, Run, append_only_shared, as_run, compacted_prompt,
+                                 full_history_prompt, prefix_only_shared)
 
-MILLION = 1_000_000
 PRICES_CSV = DATA_DIR / "prices" / "providers.csv"
-
-# A real per-million price is never this small (the cheapest cache read we know is ~0.003),
-# while a per-token price is always smaller: 0.001 USD per token would be 1,000 USD per million.
-PER_TOKEN_SUSPECT = 0.001
-
-
-# --------------------------------------------------------------------------- validation
-
-def _tokens(value, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            return _tokens(int(value), what)
-        raise TypeError(f"{what} must be a whole number of tokens, got {value!r}")
-    if value < 0:
-        raise ValueError(f"{what} cannot be negative, got {value:,}")
-    return value
-
-
-def _price(value, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{what} must be a number (USD per million tokens), got {value!r}")
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{what} must be a finite price of 0 or more, got {value!r}")
-    if 0 < value < PER_TOKEN_SUSPECT:
-        raise ValueError(
-            f"{what} = {value!r} looks like a price per token: prices here are USD per MILLION "
-            f"tokens (that would be {value * MILLION:g}). Multiply by 1,000,000 or build the "
-            f"prices with Prices.per_token(...).")
-    return float(value)
-
-
-# --------------------------------------------------------------------------- prices
-
-@dataclass(frozen=True)
-class Prices:
-    """What a provider charges, in USD per million tokens."""
-
-    input: float                       # prompt tokens not read from the cache (a miss)
-    cached_input: float                # prompt tokens read from the cache (a hit)
-    output: float = 0.0                # completion tokens
-    cache_write: float | None = None   # prompt tokens written to the cache; None: same as input
-    name: str = ""
-
-    def __post_init__(self):
-        for what in ("input", "cached_input", "output"):
-            object.__setattr__(self, what, _price(getattr(self, what), what))
-        write = self.input if self.cache_write is None else _price(self.cache_write, "cache_write")
-        object.__setattr__(self, "cache_write", write)
-        if self.cached_input > self.input:
-            raise ValueError(f"cached_input ({self.cached_input:g}) is above input "
-                             f"({self.input:g}): a cache hit is never dearer than a miss. Are "
-                             f"the two prices swapped?")
-
-    @classmethod
-    def per_token(cls, input, cached_input, output=0.0, cache_write=None, name=""):
-        """Build prices from USD-per-token figures (as some APIs and catalogues list them)."""
-        def scale(v, what):
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise TypeError(f"{what} must be a number (USD per token), got {v!r}")
-            return v * MILLION
-
-        return cls(scale(input, "input"), scale(cached_input, "cached_input"),
-                   scale(output, "output"),
-                   None if cache_write is None else scale(cache_write, "cache_write"), name)
-
-    @property
-    def has_write_premium(self) -> bool:
-        return self.cache_write > self.input
-
-
-# The study guide's prices: DeepSeek's flash model at off-peak rates, miss 0.15 / hit 0.003.
-SEED_PRICES = Prices(input=0.15, cached_input=0.003,
-                     name="study guide: DeepSeek flash, off-peak (input only)")
 
 
 # --------------------------------------------------------------------------- pricing requests
@@ -135,26 +66,6 @@ def _cost(prompt: int, cached: int, completion: int, written: int, prices: Price
     missed = prompt - cached - written
     return (cached * prices.cached_input + written * prices.cache_write + missed * prices.input
             + completion * prices.output) / MILLION
-
-
-PRICE_FIELDS = ("input", "cached_input", "output", "cache_write", "name")
-
-
-def _check_prices(prices) -> Prices:
-    """`prices` as a validated Prices: a Prices, or a plain dict with the same field names."""
-    if isinstance(prices, Prices):
-        return prices
-    if isinstance(prices, Mapping):
-        unknown = [k for k in prices if k not in PRICE_FIELDS]
-        if unknown:
-            raise ValueError(f"unknown price field(s) {', '.join(map(repr, unknown))}; use "
-                             f"{', '.join(PRICE_FIELDS[:4])} (USD per million tokens)")
-        missing = [k for k in ("input", "cached_input") if k not in prices]
-        if missing:
-            raise ValueError(f"prices need {' and '.join(missing)} (USD per million tokens)")
-        return Prices(**prices)
-    raise TypeError(f"prices must be a Prices object or a dict of USD-per-million prices, "
-                    f"not {type(prices).__name__}")
 
 
 def request_cost(prompt_tokens: int, cached_tokens: int, prices: Prices, completion_tokens: int = 0,
@@ -268,94 +179,6 @@ def price_usages(usages: Sequence, prices: Prices) -> float:
     return price_run([r.prompt_tokens for r in requests], [r.cached_tokens for r in requests],
                      prices, [r.completion_tokens for r in requests],
                      [r.cache_write_tokens for r in requests])
-
-
-# --------------------------------------------------------------------------- the run model
-
-@dataclass(frozen=True)
-class Run:
-    """The shape of an agent run, in tokens (defaults: the study guide's third lab)."""
-
-    prefix_tokens: int = 3000     # system prompt + tool definitions, fixed
-    step_tokens: int = 1500       # what each step adds to the history
-    steps: int = 40
-    keep_recent: int = 8          # steps kept verbatim by a compaction
-    summary_tokens: int = 800     # the summary that replaces older steps
-    output_tokens: int = 0        # completion tokens per step (the seed leaves them out)
-    summary_request_tokens: int = 200  # the instruction of a summarising call
-
-    def __post_init__(self):
-        for name in ("prefix_tokens", "step_tokens", "keep_recent", "summary_tokens",
-                     "output_tokens", "summary_request_tokens"):
-            _tokens(getattr(self, name), name)
-        if _tokens(self.steps, "steps") < 1:
-            raise ValueError("a run needs at least 1 step")
-
-
-SEED_RUN = Run()
-RUN_FIELDS = tuple(Run.__dataclass_fields__)
-
-
-def as_run(run) -> Run:
-    """`run` as a Run: a Run, or a plain dict of its fields (missing ones take the seed's)."""
-    if isinstance(run, Run):
-        return run
-    if isinstance(run, Mapping):
-        unknown = [k for k in run if k not in RUN_FIELDS]
-        if unknown:
-            raise ValueError(f"unknown run field(s) {', '.join(map(repr, unknown))}; use "
-                             f"{', '.join(RUN_FIELDS)}")
-        return Run(**run)
-    raise TypeError(f"run must be a Run or a dict of its fields, not {type(run).__name__}")
-
-
-@dataclass(frozen=True)
-class CacheRules:
-    """How a provider reports a shared prefix: nothing below `minimum`, whole blocks only."""
-
-    minimum: int = 0
-    block: int = 1
-
-    def __post_init__(self):
-        _tokens(self.minimum, "minimum")
-        if _tokens(self.block, "block") < 1:
-            raise ValueError("block must be at least 1 token")
-
-    def cached(self, shared_prefix: int) -> int:
-        blocks = (_tokens(shared_prefix, "shared prefix") // self.block) * self.block
-        return blocks if blocks >= self.minimum else 0
-
-
-EXACT = CacheRules()                       # the seed's idealisation: every shared token counts
-OPENAI_RULES = CacheRules(minimum=1024, block=128)  # also the teaching model's rules
-
-
-def full_history_prompt(step: int, run: Run = SEED_RUN) -> int:
-    """Tokens sent at `step` (1-based) when the whole history is kept."""
-    return run.prefix_tokens + run.step_tokens * (step - 1)
-
-
-def compacted_prompt(step: int, run: Run = SEED_RUN) -> int:
-    """The study guide's compaction: past `keep_recent` steps, send prefix + summary + recent."""
-    if step - 1 - run.keep_recent <= 0:
-        return full_history_prompt(step, run)
-    return run.prefix_tokens + run.summary_tokens + run.step_tokens * run.keep_recent
-
-
-def append_only_shared(prompts: Sequence[int]) -> list[int]:
-    """Shared prefix per step when history is only appended: all of the previous request."""
-    shared = [0]
-    for i in range(1, len(prompts)):
-        if prompts[i] < prompts[i - 1]:
-            raise ValueError(f"step {i + 1} sends fewer tokens than step {i}: that history was "
-                             f"not append-only")
-        shared.append(prompts[i - 1])
-    return shared[:len(prompts)]
-
-
-def prefix_only_shared(prompts: Sequence[int], prefix_tokens: int) -> list[int]:
-    """Shared prefix per step when the history is rewritten every step: the fixed prefix."""
-    return [0] + [min(prefix_tokens, p) for p in prompts[1:]]
 
 
 def seed_lab3(run: Run = SEED_RUN, prices: Prices = SEED_PRICES) -> dict:

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from lesson_support.widgets.agent_loop import agent_stepper, record_run, step_html, step_summary
 from solutions.agent_loop import run_agent, validate_messages
-from tests.test_llm_model import RESULTS, VANCOUVER, VANCOUVER_TOOLS
+from tests.runtime.test_llm_model import RESULTS, VANCOUVER, VANCOUVER_TOOLS
 
 
 def execute(name, arguments):
