@@ -2,130 +2,354 @@
 
 SUBMISSIONS_DIR holds one entry per student: a folder (the student's name) with their lab
 notebooks in it, or a single notebook file (named after the student). Each notebook is matched
-to its released lab by the lab id in its metadata (or, failing that, by its file name), then
-graded: the released lab's check cells are restored, each cell gets a timeout, and every check
-scores its points or nothing. A broken submission is reported with its reason and never stops
-the others.
+to its released lab (`course.labs.match_lab`: the lab id in its metadata, else its file name),
+then graded: only its exercise cells are used, every other cell comes from the released lab,
+each check runs bare and is judged from outside the kernel, each cell has a timeout, and every
+check scores its points or nothing. A lab whose exercises are all untouched stubs is "not
+attempted" (scored 0 without running it). A broken submission is reported with its reason and
+never stops the others.
 
-Writes gradebook.csv (one row per student, lab and check) and gradebook.md (a summary) into
---out (default: SUBMISSIONS_DIR).
+Writes gradebook.csv (one row per student, lab and check), gradebook.md (a total per student,
+a score per lab, the reason for each failed check) and gradebook.json (everything, for
+`merge`) into --output (default: SUBMISSIONS_DIR). Re-runs skip these files.
+
+    --jobs N        grade N notebooks at a time (default: the machine's cores); the same
+                    gradebook as one at a time
+    --shard K/N     grade only the K-th of N parts of the class (by student, stable hashing),
+                    so a large class is N jobs on any batch system; then
+    python -m course.grade merge DIR... --output DIR
+                    combines the shards' gradebooks into one, identical to a single run
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
+import json
+import os
 import sys
-from dataclasses import dataclass, field
+import tempfile
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from multiprocessing import get_context
 from pathlib import Path
 
-from course.labs import Lab, LabError, find_released_labs, graded, read_notebook, run
+from course.labs import (Lab, LabError, find_released_labs, graded, load_lab, match_lab,
+                         not_attempted, read_notebook, run, whole)
 from course.paths import LABS_DIR
 
 DEFAULT_LABS = LABS_DIR
-CSV_FIELDS = ["student", "lab", "check", "status", "points", "earned", "detail"]
+CSV_FIELDS = ["student", "notebook", "lab", "check", "status", "points", "earned", "detail"]
+OUTPUT_FILES = ("gradebook.csv", "gradebook.md", "gradebook.json")
+FORMAT = "course-gradebook/1"
 
 
 @dataclass
 class Submission:
     student: str
-    path: Path | None
-    lab: Lab | None = None
-    problem: str = ""  # why it could not be graded
+    notebook: str               # its path inside the submissions folder ("" when there is none)
+    lab: str = ""               # the released lab id it was matched to
+    problem: str = ""           # why it could not be graded
+    attempted: bool = True
     rows: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def earned(self):
+        return whole(sum(r["earned"] for r in self.rows))
 
-def collect(submissions_dir: Path) -> list[Submission]:
-    """One Submission per notebook found, plus one per student with nothing gradable."""
+    @property
+    def points(self):
+        return whole(sum(r["points"] for r in self.rows if r["points"] != ""))
+
+
+# ------------------------------------------------------------------------ finding the class
+def is_output_folder(folder: Path) -> bool:
+    return any((folder / name).is_file() for name in OUTPUT_FILES)
+
+
+def collect(submissions_dir: Path, skip: tuple[Path, ...] = ()) -> list[Submission]:
+    """One Submission per notebook found, plus one per student with nothing gradable.
+
+    Skipped: hidden entries, the gradebook's own files, any output folder (one holding a
+    gradebook) and the folders in `skip`.
+    """
+    skip = tuple(p.resolve() for p in skip)
     found = []
     for entry in sorted(submissions_dir.iterdir()):
-        if entry.name.startswith("."):
+        if entry.name.startswith(".") or entry.name in OUTPUT_FILES or entry.name == "__pycache__":
             continue
         if entry.is_dir():
-            notebooks = sorted(p for p in entry.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+            if entry.resolve() in skip or is_output_folder(entry):
+                continue
+            notebooks = sorted(p for p in entry.rglob("*.ipynb")
+                               if not any(part.startswith(".") for part in p.relative_to(entry).parts))
             if not notebooks:
-                found.append(Submission(entry.name, None, problem="no .ipynb file in the folder"))
-            found += [Submission(entry.name, nb) for nb in notebooks]
+                found.append(Submission(entry.name, entry.name + "/", problem="no .ipynb file in the folder"))
+            found += [Submission(entry.name, p.relative_to(submissions_dir).as_posix()) for p in notebooks]
         elif entry.suffix == ".ipynb":
-            found.append(Submission(entry.stem, entry))
+            found.append(Submission(entry.stem, entry.name))
         else:
-            found.append(Submission(entry.stem, entry, problem=f"{entry.name} is not a notebook (.ipynb)"))
+            found.append(Submission(entry.stem, entry.name, problem=f"{entry.name} is not a notebook (.ipynb)"))
     return found
 
 
-def match_lab(sub: Submission, labs: dict[str, Lab], only: str | None):
-    """Read the notebook and find its released lab; record a problem instead of raising."""
-    try:
-        nb = read_notebook(sub.path)
-    except LabError as exc:
-        sub.problem = str(exc)
-        return None
-    lab_id = nb.metadata.get("course", {}).get("lab")
-    if lab_id is None:  # metadata stripped by some editor: fall back to the file name
-        lab_id = next((i for i, lab in labs.items() if lab.path.name == sub.path.name), None)
-    if lab_id not in labs:
-        sub.problem = (f"{sub.path.name} is not a notebook of any released lab "
-                       f"(lab id {lab_id!r}; released: {', '.join(sorted(labs))})")
-        return None
-    if only and lab_id != only:
-        sub.problem = f"{sub.path.name} is lab {lab_id}, not {only}: wrong lab submitted"
-        return None
-    sub.lab = labs[lab_id]
-    return nb
+def shard_of(student: str, shards: int) -> int:
+    """The shard (1..shards) a student belongs to: stable across runs, machines and classes."""
+    return int(hashlib.sha256(student.encode("utf-8")).hexdigest(), 16) % shards + 1
 
 
-def grade_one(sub: Submission, nb, timeout: float) -> None:
-    notebook, sub.notes = graded(sub.lab, nb)
+def parse_shard(text: str) -> tuple[int, int]:
     try:
-        outcome = run(sub.lab, notebook, timeout=timeout)
+        k, n = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--shard takes K/N, e.g. 1/4; got {text!r}") from None
+    if not 1 <= k <= n:
+        raise argparse.ArgumentTypeError(f"--shard K/N needs 1 <= K <= N; got {text!r}")
+    return k, n
+
+
+def match_all(subs: list[Submission], root: Path, labs: dict[str, Lab], only: str | None) -> None:
+    """Find each notebook's lab (or the reason it has none); a student's second notebook of the
+    same lab is not graded (the first, in name order, is)."""
+    seen: dict[tuple[str, str], str] = {}
+    for sub in subs:
+        if sub.problem:
+            continue
+        try:
+            nb = read_notebook(root / sub.notebook)
+            lab = match_lab(root / sub.notebook, nb, labs, only)
+        except LabError as exc:
+            sub.problem = str(exc)
+            continue
+        sub.lab = lab.lab_id
+        first = seen.setdefault((sub.student, lab.lab_id), sub.notebook)
+        if first != sub.notebook:
+            sub.problem = f"a second notebook of {lab.lab_id} from this student; {first} was graded"
+        elif not_attempted(lab, nb):
+            sub.attempted = False
+            sub.rows = [row(sub, c.metadata["course"]["key"], "not attempted", c, 0,
+                            "every exercise is still the released stub")
+                        for _, c in lab.checks()]
+
+
+def row(sub: Submission, check: str, status: str, cell_or_points, earned, detail: str) -> dict:
+    from course.labs import cell_points
+
+    points = cell_or_points if isinstance(cell_or_points, (int, float)) else cell_points(cell_or_points)
+    return {"student": sub.student, "notebook": sub.notebook, "lab": sub.lab, "check": check,
+            "status": status, "points": whole(points), "earned": whole(earned), "detail": detail}
+
+
+# ------------------------------------------------------------------------ grading one notebook
+def grade_notebook(sub: Submission, root: str, lab_path: str, timeout: float) -> Submission:
+    """Grade one matched notebook in a fresh kernel (run in a worker process with --jobs)."""
+    try:
+        lab = load_lab(lab_path)
+        notebook, sub.notes = graded(lab, read_notebook(Path(root) / sub.notebook))
+        with tempfile.TemporaryDirectory(prefix="course-grade-") as cwd:  # nothing shared between runs
+            outcome = run(lab, notebook, timeout=timeout, cwd=Path(cwd))
     except Exception as exc:  # e.g. the kernel could not start: report, keep grading others
         sub.problem = f"could not run the notebook: {type(exc).__name__}: {exc}"
+        return sub
+    status_names = {"passed": "pass", "failed": "fail"}
+    sub.rows = [row(sub, r.key, status_names.get(r.status, r.status), r.points, r.earned, r.error)
+                for r in outcome.checks()]
+    return sub
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def grade_all(subs: list[Submission], root: Path, labs: dict[str, Lab], timeout: float, jobs: int,
+              report=print) -> None:
+    """Grade every matched, attempted notebook, `jobs` at a time; `subs` keeps its order."""
+    todo = [i for i, s in enumerate(subs) if s.lab and not s.problem and s.attempted]
+    done = 0
+
+    def progress(sub: Submission):
+        nonlocal done
+        done += 1
+        what = f"[{done}/{len(subs)}] {sub.student}"
+        if sub.problem:
+            report(f"{what}: NOT GRADED - {sub.notebook}: {sub.problem}")
+        elif not sub.attempted:
+            report(f"{what}: {sub.lab} not attempted ({sub.notebook})")
+        else:
+            report(f"{what}: {sub.earned} / {sub.points} points in {sub.lab} ({sub.notebook})")
+
+    for i, sub in enumerate(subs):
+        if i not in todo:
+            progress(sub)
+    args = [(subs[i], str(root), str(labs[subs[i].lab].path), timeout) for i in todo]
+    if jobs <= 1 or len(todo) <= 1:
+        for i, a in zip(todo, args):
+            subs[i] = grade_notebook(*a)
+            progress(subs[i])
         return
-    for r in outcome.checks():
-        status = {"passed": "pass", "failed": "fail"}.get(r.status, r.status)
-        sub.rows.append({"student": sub.student, "lab": sub.lab.lab_id, "check": r.key,
-                         "status": status, "points": r.points, "earned": r.earned, "detail": r.error})
+    with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=get_context("spawn")) as pool:
+        futures = {pool.submit(grade_notebook, *a): i for i, a in zip(todo, args)}
+        for future in as_completed(futures):
+            i = futures[future]
+            try:
+                subs[i] = future.result()
+            except Exception as exc:  # the worker process itself died
+                subs[i].problem = f"the grading process failed: {type(exc).__name__}: {exc}"
+            progress(subs[i])
 
 
-def write_gradebook(subs: list[Submission], out: Path) -> tuple[Path, Path]:
+# ------------------------------------------------------------------------ the gradebook
+def lab_info(labs: dict[str, Lab], subs: list[Submission]) -> dict[str, dict]:
+    """Points, checks and a digest of every lab some submission was matched to."""
+    info = {}
+    for lab_id in sorted({s.lab for s in subs if s.lab}):
+        lab = labs[lab_id]
+        info[lab_id] = {"points": lab.points(),
+                        "checks": [c.metadata["course"]["key"] for _, c in lab.checks()],
+                        "sha256": hashlib.sha256(lab.path.read_bytes()).hexdigest()}
+    return info
+
+
+def write_gradebook(subs: list[Submission], labs: dict[str, dict], out: Path,
+                    shard: str | None = None) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
-    csv_path, md_path = out / "gradebook.csv", out / "gradebook.md"
-    with csv_path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+    subs = sorted(subs, key=lambda s: (s.student, s.notebook))
+    paths = [out / name for name in OUTPUT_FILES]
+    with paths[0].open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, lineterminator="\n")
         writer.writeheader()
         for sub in subs:
             if sub.problem:
-                writer.writerow({"student": sub.student, "lab": sub.lab.lab_id if sub.lab else "",
+                writer.writerow({"student": sub.student, "notebook": sub.notebook, "lab": sub.lab,
                                  "check": "", "status": "not graded", "points": "", "earned": 0,
                                  "detail": sub.problem})
             writer.writerows(sub.rows)
-    lines = ["# Gradebook", "", "| student | lab | score | notes |", "|---|---|---|---|"]
-    for sub in subs:
-        if sub.problem:
-            lines.append(f"| {sub.student} | {sub.lab.lab_id if sub.lab else '?'} | not graded | "
-                         f"{sub.problem} |")
-            continue
-        earned = sum(r["earned"] for r in sub.rows)
-        total = sum(r["points"] for r in sub.rows)
-        failed = [f"{r['check']} ({r['status']})" for r in sub.rows if r["status"] != "pass"]
-        notes = "; ".join(sub.notes + (["failed: " + ", ".join(failed)] if failed else []))
-        lines.append(f"| {sub.student} | {sub.lab.lab_id} | {earned:g} / {total:g} | {notes} |")
-    md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return csv_path, md_path
+    paths[1].write_text(markdown(subs, labs), encoding="utf-8")
+    data = {"format": FORMAT, "shard": shard, "labs": labs, "submissions": [asdict(s) for s in subs]}
+    paths[2].write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return paths
 
 
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def markdown(subs: list[Submission], labs: dict[str, dict]) -> str:
+    """gradebook.md: a table (a score per lab and a total per student), then what went wrong."""
+    lab_ids = sorted(labs)
+    possible = whole(sum(labs[i]["points"] for i in lab_ids))
+    students = sorted({s.student for s in subs})
+    mine = {name: [s for s in subs if s.student == name] for name in students}
+    graded_count = sum(1 for s in subs if s.lab and not s.problem)
+    broken = sum(1 for s in subs if s.problem)
+    lines = ["# Gradebook", "",
+             f"{len(students)} students, {graded_count} lab notebooks graded, {broken} not graded. "
+             f"The total counts every lab in this gradebook ({possible} points); a lab a student "
+             f"did not hand in counts 0.", "",
+             "| student | " + " | ".join(lab_ids) + " | total |",
+             "|---|" + "---|" * len(lab_ids) + "---|"]
+    for name in students:
+        cells = []
+        for lab_id in lab_ids:
+            theirs = [s for s in mine[name] if s.lab == lab_id]
+            done = next((s for s in theirs if not s.problem), None)
+            if done is None:
+                cells.append("not graded" if theirs else "—")
+            elif not done.attempted:
+                cells.append("not attempted")
+            else:
+                cells.append(f"{done.earned} / {done.points}")
+        earned = whole(sum(s.earned for s in mine[name] if not s.problem))
+        lines.append(f"| {_cell(name)} | " + " | ".join(cells) + f" | {earned} / {possible} |")
+    details = []
+    for name in students:
+        items = []
+        for s in mine[name]:
+            where = f"`{s.notebook}`"
+            if s.problem:
+                items.append(f"- {where}: not graded: {s.problem}")
+                continue
+            if not s.attempted:
+                items.append(f"- {s.lab} ({where}): not attempted (every exercise is still the stub)")
+                continue
+            failed = [r for r in s.rows if r["status"] != "pass"]
+            if not failed and not s.notes:
+                continue
+            items.append(f"- {s.lab} ({where}): {s.earned} / {s.points}")
+            items += [f"  - note: {_cell(n)}" for n in s.notes]
+            items += [f"  - ✗ {r['check']} ({r['status']}): {' — '.join(r['detail'].splitlines()) or 'failed'}"
+                      for r in failed]
+        if items:
+            details += ["", f"### {name}", ""] + items
+    if details:
+        lines += ["", "## What failed, and why"] + details
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------ merging shards
+def merge(folders: list[Path], out: Path) -> list[Path]:
+    """Combine shard gradebooks (their gradebook.json) into one gradebook in `out`."""
+    subs, labs, shards, owner = [], {}, {}, {}
+    for folder in folders:
+        path = folder / "gradebook.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"merge: cannot read {path}: {exc}") from None
+        if data.get("format") != FORMAT:
+            raise SystemExit(f"merge: {path} is not a gradebook written by this version of course.grade")
+        shard = data.get("shard") or "1/1"
+        if shard in shards:
+            raise SystemExit(f"merge: shard {shard} appears twice: {shards[shard]} and {folder}")
+        shards[shard] = folder
+        for lab_id, info in data["labs"].items():
+            if labs.setdefault(lab_id, info)["sha256"] != info["sha256"]:
+                raise SystemExit(f"merge: the shards graded different releases of {lab_id}")
+        for item in data["submissions"]:
+            sub = Submission(**item)
+            if owner.setdefault(sub.student, shard) != shard:
+                raise SystemExit(f"merge: student {sub.student!r} is in shard {owner[sub.student]} "
+                                 f"and in shard {shard}")
+            subs.append(sub)
+    totals = {s.split("/")[1] for s in shards}
+    if len(totals) != 1:
+        raise SystemExit(f"merge: the shards were cut differently: {', '.join(sorted(shards))}")
+    n = int(totals.pop())
+    missing = [f"{k}/{n}" for k in range(1, n + 1) if f"{k}/{n}" not in shards]
+    if missing:
+        raise SystemExit(f"merge: shard(s) {', '.join(missing)} missing")
+    return write_gradebook(subs, dict(sorted(labs.items())), out)
+
+
+# ------------------------------------------------------------------------ command line
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["merge"]:
+        return main_merge(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m course.grade", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("submissions", type=Path, help="folder of student submissions")
     parser.add_argument("--labs", type=Path, default=DEFAULT_LABS, help="folder of released labs")
     parser.add_argument("--lab", help="grade only this lab id (others are reported as wrong lab)")
     parser.add_argument("--timeout", type=float, default=60, help="seconds per cell (default 60)")
-    parser.add_argument("--out", type=Path, help="where to write gradebook.csv and gradebook.md")
+    parser.add_argument("--jobs", type=int, default=default_jobs(),
+                        help="notebooks graded at a time (default: the number of cores)")
+    parser.add_argument("--shard", type=parse_shard, metavar="K/N",
+                        help="grade only the K-th of N parts of the class (needs --output)")
+    parser.add_argument("--output", "--out", dest="output", type=Path,
+                        help="where to write the gradebook (default: the submissions folder)")
     args = parser.parse_args(argv)
 
     if not args.submissions.is_dir():
         parser.error(f"{args.submissions} is not a folder")
+    if args.shard and not args.output:
+        parser.error("--shard needs --output DIR (one folder per shard, for `merge`)")
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
     try:
         labs = find_released_labs(args.labs)
     except LabError as exc:
@@ -134,23 +358,33 @@ def main(argv=None) -> int:
         parser.error(f"no released labs (*_lab.ipynb) in {args.labs}")
     if args.lab and args.lab not in labs:
         parser.error(f"unknown lab {args.lab!r}; released: {', '.join(sorted(labs))}")
-    subs = collect(args.submissions)
+    out = args.output or args.submissions
+    subs = collect(args.submissions, skip=(out,))
+    shard = None
+    if args.shard:
+        k, n = args.shard
+        shard = f"{k}/{n}"
+        subs = [s for s in subs if shard_of(s.student, n) == k]
+        print(f"Shard {shard}: {len({s.student for s in subs})} students.")
     if not subs:
         print(f"No submissions in {args.submissions}.")
-    for n, sub in enumerate(subs, 1):
-        prefix = f"[{n}/{len(subs)}] {sub.student}"
-        nb = None if sub.problem else match_lab(sub, labs, args.lab)
-        if nb is not None:
-            print(f"{prefix}: grading {sub.path.name} ({sub.lab.lab_id}) ...", flush=True)
-            grade_one(sub, nb, args.timeout)
-        if sub.problem:
-            print(f"{prefix}: NOT GRADED - {sub.problem}", flush=True)
-        else:
-            earned = sum(r["earned"] for r in sub.rows)
-            total = sum(r["points"] for r in sub.rows)
-            print(f"{prefix}: {earned:g} / {total:g} points", flush=True)
-    csv_path, md_path = write_gradebook(subs, args.out or args.submissions)
-    print(f"\nWrote {csv_path} and {md_path}")
+    match_all(subs, args.submissions, labs, args.lab)
+    grade_all(subs, args.submissions, labs, args.timeout, args.jobs)
+    paths = write_gradebook(subs, lab_info(labs, subs), out, shard)
+    print(f"\nWrote {', '.join(str(p) for p in paths)}")
+    return 0
+
+
+def main_merge(argv) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course.grade merge",
+                                     description="Combine shard gradebooks (from --shard K/N "
+                                                 "--output DIR) into one.")
+    parser.add_argument("folders", type=Path, nargs="+", help="the shards' --output folders")
+    parser.add_argument("--output", "--out", dest="output", type=Path, default=Path("."),
+                        help="where to write the merged gradebook (default: here)")
+    args = parser.parse_args(argv)
+    paths = merge(args.folders, args.output)
+    print(f"Merged {len(args.folders)} shards. Wrote {', '.join(str(p) for p in paths)}")
     return 0
 
 

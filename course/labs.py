@@ -1,32 +1,54 @@
 """Run labs three ways: solved, unsolved, and graded.
 
 A lab is a notebook (`labs/NN_slug_lab.ipynb`) whose metadata names it and its solution
-module, with two kinds of tagged cells (see AUTHORING.md):
+module, with tagged cells (see AUTHORING.md, Labs):
 
 - `exercise` cells hold stubs; `metadata.course.key` names the function they define;
-- `check` cells hold asserts; `metadata.course.key` is a stable key, `points` optional.
+- `check` cells are one `with check("check-key", hint="..."):` block of asserts
+  (`course.checks`); `metadata.course.key` is the same key, `points` optional;
+- a `tally` cell (the last) prints "K of N checks pass".
 
-    solved    every exercise cell replaced by an import from the solution module;
-              every cell must pass
-    unsolved  the lab as released; every check must fail (a check that passes on the stubs
-              cannot tell right from wrong)
+    solved    every exercise cell replaced by an import from the solution module; every
+              check's verdict must pass and no cell may end in an error
+    unsolved  the lab as released; every check's verdict must fail (a check that passes on
+              the stubs cannot tell right from wrong), and no cell may end in an error
     grade     a student's copy: only the exercise cells are taken from it, everything else
-              (checks included) from the released lab; a per-cell timeout; scored by check
+              from the released lab; each check cell runs *bare* (its asserts without the
+              verdict machinery) and passes only if it ends without an error and prints a
+              one-time receipt; a per-cell timeout; scored by check
+
+Solved and unsolved runs read the verdicts the student sees (`application/vnd.course.check+json`
+outputs). A graded run never does: the student's code runs in the same kernel and could forge
+them. It is judged from outside the kernel instead (`judge_bare_check`).
 """
 from __future__ import annotations
 
 import copy
 import json
+import os
 import re
+import secrets
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
+from course.checks import MIME, CheckCellError, failure_message, parse_check_cell
+
 LAB_NAME = re.compile(r"^\d\d_[a-z0-9_]+_lab\.ipynb$")
 IMPORTS_SOLUTIONS = re.compile(r"^\s*(from|import)\s+solutions\b|__import__\(\s*['\"]solutions|"
                                r"importlib\.import_module\(\s*['\"]solutions", re.M)
+# Names an answer has no reason to touch: the notebook's machinery, the verdicts, the call stack.
+# Grading does not depend on them (see judge_bare_check); they are reported for a human to look.
+MACHINERY = re.compile(r"\b(get_ipython|IPython|ipykernel|course\.checks|from course import checks|"
+                       r"display_pub|input_transformers\w*|ast_transformers|set_custom_exc|"
+                       r"showtraceback|settrace|setprofile|_getframe|f_lineno|f_back|"
+                       r"sys\.modules|__builtins__|builtins|ctypes|gc\.get_referrers)\b")
+TIMEOUT_ENAME = "CourseCellTimeout"
+RECEIPT_PREFIX = "course-check-receipt-"
 
 
 class LabError(ValueError):
@@ -49,10 +71,13 @@ class Lab:
     def exercises(self) -> list[tuple[int, nbformat.NotebookNode]]:
         return self.cells("exercise")
 
+    def points(self) -> int | float:
+        return sum(cell_points(c) for _, c in self.checks())
+
 
 def cell_kind(cell) -> str | None:
     tags = cell.get("metadata", {}).get("tags", [])
-    for kind in ("exercise", "check"):
+    for kind in ("exercise", "check", "tally"):
         if kind in tags:
             return kind
     return None
@@ -62,8 +87,14 @@ def cell_key(cell) -> str | None:
     return cell.get("metadata", {}).get("course", {}).get("key")
 
 
-def cell_points(cell) -> float:
-    return float(cell.get("metadata", {}).get("course", {}).get("points", 1))
+def cell_points(cell) -> int | float:
+    """What a check is worth (default 1): an int when whole, so 1 reads "1", not "1.0"."""
+    return whole(cell.get("metadata", {}).get("course", {}).get("points", 1))
+
+
+def whole(x) -> int | float:
+    x = float(x)
+    return int(x) if x.is_integer() else x
 
 
 def read_notebook(path: Path) -> nbformat.NotebookNode:
@@ -101,6 +132,41 @@ def load_lab(path) -> Lab:
     return Lab(path, nb, lab_id, module)
 
 
+def find_released_labs(labs_dir: Path) -> dict[str, Lab]:
+    labs = {}
+    for path in sorted(Path(labs_dir).glob("*_lab.ipynb")):
+        lab = load_lab(path)
+        labs[lab.lab_id] = lab
+    return labs
+
+
+# ------------------------------------------------------------------------ the one lab matcher
+def match_lab(path: Path, nb: nbformat.NotebookNode, released: dict[str, Lab],
+              only: str | None = None) -> Lab:
+    """The released lab a student's notebook belongs to; LabError with the reason if none.
+
+    The lab id in the notebook's metadata decides. When an editor stripped the metadata, the
+    file name decides (`01_agent_loop_lab.ipynb`), and failing that the exercise keys in the
+    cells' metadata, when they are exactly one released lab's. `only` (a lab id) refuses any
+    other lab. Used by `course.grade` and by the pytest plugin's `--lab-mode=grade` alike.
+    """
+    name = Path(path).name
+    lab_id = nb.metadata.get("course", {}).get("lab")
+    if lab_id is None:  # metadata stripped by some editor: fall back to the file name
+        lab_id = next((i for i, lab in released.items() if lab.path.name == name), None)
+    if lab_id is None:  # ... then to the exercises it holds
+        keys = {cell_key(c) for c in nb.cells if cell_kind(c) == "exercise" and cell_key(c)}
+        matches = [i for i, lab in released.items()
+                   if keys and keys == {cell_key(c) for _, c in lab.exercises()}]
+        lab_id = matches[0] if len(matches) == 1 else None
+    if lab_id not in released:
+        raise LabError(f"{name} is not a notebook of any released lab "
+                       f"(lab id {lab_id!r}; released: {', '.join(sorted(released)) or 'none'})")
+    if only and lab_id != only:
+        raise LabError(f"{name} is lab {lab_id}, not {only}: wrong lab submitted")
+    return released[lab_id]
+
+
 # ------------------------------------------------------------------------ notebook variants
 def solved(lab: Lab) -> nbformat.NotebookNode:
     """The lab with every exercise replaced by the reference solution."""
@@ -111,20 +177,40 @@ def solved(lab: Lab) -> nbformat.NotebookNode:
     return nb
 
 
-def graded(released: Lab, student: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, list[str]]:
-    """The released lab with the student's exercise cells put in; notes on what was missing.
+def _normalised(source: str) -> str:
+    return "\n".join(line.rstrip() for line in source.replace("\r\n", "\n").strip().splitlines())
 
-    Everything but the exercise cells comes from the released lab, so a deleted or weakened
-    check is back, and so is a setup cell the student broke.
-    """
+
+def student_answers(student: nbformat.NotebookNode) -> dict[str, str]:
+    """The student's exercise cells by key (the first cell with a key wins)."""
     answers = {}
     for cell in student.cells:
         if cell.get("cell_type") == "code" and cell_kind(cell) == "exercise" and cell_key(cell):
             answers.setdefault(cell_key(cell), cell.source)
+    return answers
+
+
+def not_attempted(released: Lab, student: nbformat.NotebookNode) -> bool:
+    """True when every exercise is the released stub, untouched (or missing)."""
+    answers = student_answers(student)
+    return all(_normalised(answers.get(cell_key(c), c.source)) == _normalised(c.source)
+               for _, c in released.exercises())
+
+
+def graded(released: Lab, student: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, list[str]]:
+    """The notebook the grader runs, and notes on what was missing or odd.
+
+    Everything but the exercise cells comes from the released lab, so a deleted or weakened
+    check is back, and so is a set-up cell the student broke. Each check cell becomes its bare
+    body followed by a one-time receipt (`bare_check`); the tally cell is left out (the
+    gradebook is the tally).
+    """
+    answers = student_answers(student)
     nb = copy.deepcopy(released.notebook)
     notes = []
     for cell in nb.cells:
-        if cell_kind(cell) == "exercise":
+        kind = cell_kind(cell)
+        if kind == "exercise":
             key = cell_key(cell)
             if key not in answers:
                 notes.append(f"exercise {key!r} not found in the submission: the stub was graded")
@@ -132,7 +218,33 @@ def graded(released: Lab, student: nbformat.NotebookNode) -> tuple[nbformat.Note
                 notes.append(f"exercise {key!r} imports the reference solutions: the stub was graded")
             else:
                 cell.source = answers[key]
+                touched = sorted(set(MACHINERY.findall(answers[key])))
+                if touched:
+                    notes.append(f"exercise {key!r} reaches into the notebook's machinery "
+                                 f"({', '.join(touched)}): graded as usual, worth a look")
+        elif kind == "check":
+            bare_check(cell)
+        elif kind == "tally":
+            cell.source = "# The tally: when grading, the gradebook is the tally."
     return nb, notes
+
+
+def bare_check(cell) -> None:
+    """Turn a check cell into what the grader runs, in place.
+
+    The cell becomes the check's asserts alone, with no verdict machinery (nothing the
+    student's code could have replaced), then a print of a fresh random receipt. The check
+    passes only when the cell ends without an error *and* the receipt was printed: blanking
+    the cell, hiding its error or cutting it short all fail. The receipt, key and hint are
+    kept in the cell's metadata in the grader's memory; the kernel never sees them.
+    """
+    try:
+        parsed = parse_check_cell(cell.source)
+    except CheckCellError as exc:
+        raise LabError(f"check {cell_key(cell)!r} in the released lab: {exc}") from None
+    receipt = RECEIPT_PREFIX + secrets.token_hex(16)
+    cell.source = f"{parsed.body}\nprint({receipt!r})"
+    cell.metadata.setdefault("course", {}).update(receipt=receipt, hint=parsed.hint)
 
 
 # ------------------------------------------------------------------------ running
@@ -141,13 +253,14 @@ class CellResult:
     index: int
     kind: str | None
     key: str | None
-    status: str  # "passed", "failed" (an exception), "timeout", "not run"
-    error: str = ""
-    points: float = 0.0  # what a check is worth
+    status: str  # "passed", "failed", "timeout", "not run"
+    error: str = ""  # for a check: what to fix (its verdict's message); else the exception
+    points: int | float = 0  # what a check is worth
+    error_type: str | None = None  # the exception's type name, when there was one
 
     @property
-    def earned(self) -> float:
-        return self.points if self.status == "passed" else 0.0
+    def earned(self) -> int | float:
+        return self.points if self.status == "passed" else 0
 
 
 @dataclass
@@ -158,57 +271,157 @@ class LabRun:
     def checks(self) -> list[CellResult]:
         return [r for r in self.results if r.kind == "check"]
 
+    def tally_text(self) -> str | None:
+        return next((r.error for r in self.results if r.kind == "tally"), None)
 
-def _error_text(cell) -> str | None:
+
+def _error_output(cell) -> tuple[str, str] | None:
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
-            value = output.get("evalue", "")
-            return f"{output.get('ename', 'Error')}: {value}".strip().rstrip(":")
+            return output.get("ename", "Error"), output.get("evalue", "")
     return None
+
+
+def _error_of(cell, reply: dict | None) -> tuple[str, str] | None:
+    """(type name, message) of the exception a cell ended in: the execute reply says, or, if
+    there is no reply, an error output."""
+    content = (reply or {}).get("content", {})
+    if content.get("status") == "error":
+        return content.get("ename") or "Error", content.get("evalue") or ""
+    return _error_output(cell)
+
+
+def _error_text(ename: str, evalue: str) -> str:
+    return f"{ename}: {evalue}".strip().rstrip(":")
+
+
+def _stdout(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.get("outputs", [])
+                   if o.get("output_type") == "stream" and o.get("name") == "stdout")
+
+
+def verdict_of(cell) -> dict | None:
+    """The last check verdict a cell displayed (student form), or None."""
+    found = None
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        if output.get("output_type") in ("display_data", "execute_result") and MIME in data:
+            found = data[MIME]
+    return found
+
+
+def judge_bare_check(cell, reply: dict | None) -> tuple[str, str, str | None]:
+    """(status, what to fix, exception type) for a check run bare (see `bare_check`).
+
+    Decided from the kernel's execute reply and the receipt alone: whatever the student's code
+    printed or displayed, or did to `course.checks`, `check` or IPython's display, it cannot
+    turn an exception into a pass or print a receipt it never saw.
+    """
+    meta = cell.metadata.get("course", {})
+    error = _error_of(cell, reply) or _error_output(cell)  # an error output alone fails too
+    if error:
+        return "failed", failure_message(error[0], error[1], meta.get("hint", "")), error[0]
+    if meta.get("receipt") not in _stdout(cell).splitlines():
+        return "failed", ("the check did not run to its end (the cell was changed or cut short "
+                          "while it ran): no verdict"), None
+    return "passed", "", None
+
+
+def judge_verdict_check(cell, reply: dict | None) -> tuple[str, str, str | None]:
+    """(status, what to fix, exception type) for a check as the student runs it."""
+    error = _error_of(cell, reply)
+    if error:  # the check cell itself broke (it must never)
+        return "failed", f"the check cell ended in an error: {_error_text(*error)}", error[0]
+    verdict = verdict_of(cell)
+    if verdict is None:
+        return "failed", "the check cell showed no verdict", None
+    if verdict.get("key") != cell_key(cell):
+        return "failed", f"the verdict is for {verdict.get('key')!r}, not {cell_key(cell)!r}", None
+    if verdict.get("passed"):
+        return "passed", "", None
+    return "failed", verdict.get("message", ""), verdict.get("error")
+
+
+def _kernel_config(socket_dir: str):
+    """Kernels talk over local Unix sockets (IPC), not TCP: nothing leaves the machine, and
+    ipykernel has no reason to warn about unencrypted TCP. Windows has no IPC transport."""
+    from traitlets.config import Config
+
+    config = Config()
+    if os.name == "posix":
+        config.KernelManager.transport = "ipc"
+        config.KernelManager.ip = os.path.join(socket_dir, "kernel")
+    return config
+
+
+def _socket_dir() -> str:
+    base = tempfile.gettempdir()
+    if len(base) > 60 and os.path.isdir("/tmp"):  # Unix socket paths are limited to ~100 bytes
+        base = "/tmp"
+    return tempfile.mkdtemp(prefix="course-kernel-", dir=base)
 
 
 def run(lab: Lab, nb: nbformat.NotebookNode, timeout: float = 120, cwd: Path | None = None) -> LabRun:
     """Execute every code cell in order, in one fresh kernel; never stop at an error.
 
     A cell running longer than `timeout` seconds is interrupted and counted as a timeout; a
-    dead kernel marks the cells after it as not run.
+    dead kernel marks the cells after it as not run. Check cells are judged by their receipt
+    when `graded` made them bare, else by the verdict they display.
     """
     from nbclient import NotebookClient
     from nbclient.exceptions import DeadKernelError
 
     nb = copy.deepcopy(nb)
+    replies: dict[int, dict] = {}
+    socket_dir = _socket_dir()
     client = NotebookClient(
-        nb, timeout=timeout, allow_errors=True, interrupt_on_timeout=True,
-        error_on_timeout={"ename": "Timeout", "evalue": "interrupted", "traceback": []},
-        kernel_name="python3", resources={"metadata": {"path": str(cwd or lab.path.parent)}})
+        nb, timeout_func=lambda cell: timeout, allow_errors=True, interrupt_on_timeout=True,
+        error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": f"longer than {timeout:g} s",
+                          "traceback": []},
+        on_cell_executed=lambda cell, cell_index, execute_reply: replies.__setitem__(cell_index, execute_reply),
+        kernel_name="python3", config=_kernel_config(socket_dir), shutdown_kernel="immediate",
+        resources={"metadata": {"path": str(cwd or lab.path.parent)}})
     outcome = LabRun(lab)
     dead = None
-    with client.setup_kernel():
-        for index, cell in enumerate(nb.cells):
-            if cell.cell_type != "code":
-                continue
-            kind, key = cell_kind(cell), cell_key(cell)
-            points = cell_points(cell) if kind == "check" else 0.0
-            if dead is not None:
-                outcome.results.append(CellResult(index, kind, key, "not run", dead, points))
-                continue
-            started = time.monotonic()
-            try:
-                client.execute_cell(cell, index)
-            except DeadKernelError:
-                dead = f"the kernel died in cell {index} (did the code exit or crash Python?)"
-                outcome.results.append(CellResult(index, kind, key, "failed", dead, points))
-                continue
-            error = _error_text(cell)
-            if error is None:
-                status = "passed"
-            elif time.monotonic() - started >= timeout:  # interrupted by us, not failed by itself
-                status, error = "timeout", (f"Timeout: the cell ran longer than {timeout:g} s and "
-                                            f"was interrupted (an infinite loop?)")
-            else:
-                status = "failed"
-            outcome.results.append(CellResult(index, kind, key, status, error or "", points))
+    try:
+        with client.setup_kernel():
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type != "code":
+                    continue
+                kind, key = cell_kind(cell), cell_key(cell)
+                points = cell_points(cell) if kind == "check" else 0
+                if dead is not None:
+                    outcome.results.append(CellResult(index, kind, key, "not run", dead, points))
+                    continue
+                try:
+                    client.execute_cell(cell, index)
+                except DeadKernelError:
+                    dead = f"the kernel died in cell {index} (did the code exit or crash Python?)"
+                    outcome.results.append(CellResult(index, kind, key, "failed", dead, points))
+                    continue
+                outcome.results.append(_result(index, kind, key, points, cell, replies.get(index), timeout))
+    finally:
+        shutil.rmtree(socket_dir, ignore_errors=True)
     return outcome
+
+
+def _result(index, kind, key, points, cell, reply, timeout) -> CellResult:
+    content = (reply or {}).get("content", {})
+    if content.get("ename") == TIMEOUT_ENAME:
+        return CellResult(index, kind, key, "timeout",
+                          f"Timeout: the cell ran longer than {timeout:g} s and was interrupted "
+                          f"(an infinite loop?)", points, "Timeout")
+    if kind == "check":
+        judge = judge_bare_check if "receipt" in cell.metadata.get("course", {}) else judge_verdict_check
+        status, message, error_type = judge(cell, reply)
+        return CellResult(index, kind, key, status, message, points, error_type)
+    if kind == "tally":
+        return CellResult(index, kind, key, "failed" if _error_of(cell, reply) else "passed",
+                          _stdout(cell).strip())
+    error = _error_of(cell, reply)
+    if error:
+        return CellResult(index, kind, key, "failed", _error_text(*error), points, error[0])
+    return CellResult(index, kind, key, "passed", "", points)
 
 
 def run_solved(lab: Lab, timeout: float = 300) -> LabRun:
@@ -219,30 +432,43 @@ def run_unsolved(lab: Lab, timeout: float = 300) -> LabRun:
     return run(lab, lab.notebook, timeout)
 
 
+def _tally_problems(outcome: LabRun) -> list[str]:
+    checks = outcome.checks()
+    passed = sum(r.status == "passed" for r in checks)
+    text = outcome.tally_text()
+    if text is None:
+        return ["the lab has no tally cell (tagged `tally`, calling tally(lab_id)) at its end"]
+    expected = f"{passed} of {len(checks)} checks pass"
+    if not text.startswith(expected):
+        return [f"the tally cell printed {text.splitlines()[0] if text else 'nothing'!r}, "
+                f"expected {expected!r}"]
+    return []
+
+
 def solved_problems(outcome: LabRun) -> list[str]:
-    """What is wrong with a solved run: every cell must pass."""
-    return [f"cell {r.index} ({r.kind or 'code'} {r.key or ''}) {r.status}: {r.error}".replace("  ", " ")
-            for r in outcome.results if r.status != "passed"]
+    """What is wrong with a solved run: every check passes, no cell ends in an error."""
+    problems = [f"cell {r.index} ({r.kind or 'code'} {r.key or ''}) {r.status}: {r.error}".replace("  ", " ")
+                for r in outcome.results if r.status != "passed"]
+    return problems + _tally_problems(outcome)
 
 
 def unsolved_problems(outcome: LabRun) -> list[str]:
-    """What is wrong with an unsolved run: checks must fail, every other cell must pass."""
+    """What is wrong with an unsolved run: checks fail (each for its own reason), every other
+    cell passes, and Run All reaches the tally."""
     problems = []
     for r in outcome.results:
         if r.kind == "check" and r.status == "passed":
             problems.append(f"check {r.key!r} (cell {r.index}) passed on the unsolved stubs: it "
                             f"cannot tell a solved lab from an unsolved one")
+        elif r.kind == "check" and r.error_type == "NameError":
+            problems.append(f"check {r.key!r} (cell {r.index}) failed with a NameError on the "
+                            f"stubs: it uses a variable it does not define ({r.error.splitlines()[-1]}); "
+                            f"a check may only use what set-up and exercise cells define")
+        elif r.kind == "check" and r.error.startswith(("the check cell", "the verdict is for")):
+            problems.append(f"check {r.key!r} (cell {r.index}): {r.error}")
         elif r.kind != "check" and r.status != "passed":
             problems.append(f"cell {r.index} ({r.kind or 'code'}) must run on the unsolved lab "
                             f"but {r.status}: {r.error}")
     if not outcome.checks():
         problems.append("the lab has no check cells")
-    return problems
-
-
-def find_released_labs(labs_dir: Path) -> dict[str, Lab]:
-    labs = {}
-    for path in sorted(Path(labs_dir).glob("*_lab.ipynb")):
-        lab = load_lab(path)
-        labs[lab.lab_id] = lab
-    return labs
+    return problems + _tally_problems(outcome)

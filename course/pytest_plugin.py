@@ -5,16 +5,20 @@
     pytest --lab-mode=unsolved labs/01_agent_loop_lab.ipynb   every check must fail on the stubs
     pytest --lab-mode=grade    path/to/student_copy.ipynb     checks restored from the released
                                                               lab, per-cell timeout; one test per check
-Options: --lab-timeout SECONDS (per cell, default 60), --labs-dir DIR (released labs, default labs).
+Options: --lab-timeout SECONDS (per cell, default 60), --labs-dir DIR (released labs, default the
+course's labs/). A notebook is matched to its released lab by `course.labs.match_lab`, as
+`course.grade` does, with the same fallback and the same messages.
 Without --lab-mode, notebooks are lessons and nbval runs them as usual.
 """
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from course import labs as labs_module
+from course.paths import LABS_DIR
 
 MODES = ("solved", "unsolved", "grade")
 
@@ -23,7 +27,7 @@ def pytest_addoption(parser):
     group = parser.getgroup("course labs")
     group.addoption("--lab-mode", choices=MODES, help="run the given notebooks as labs")
     group.addoption("--lab-timeout", type=float, default=60, help="seconds per cell")
-    group.addoption("--labs-dir", default="labs", help="folder of the released labs")
+    group.addoption("--labs-dir", default=str(LABS_DIR), help="folder of the released labs")
 
 
 def pytest_configure(config):
@@ -47,11 +51,8 @@ class LabNotebook(pytest.File):
         self.timeout = config.getoption("--lab-timeout")
         if self.mode == "grade":
             self.student = labs_module.read_notebook(self.path)
-            lab_id = self.student.metadata.get("course", {}).get("lab")
             released = labs_module.find_released_labs(Path(config.getoption("--labs-dir")))
-            if lab_id not in released:
-                raise labs_module.LabError(f"{self.path.name}: lab id {lab_id!r} is not a released lab")
-            self.lab = released[lab_id]
+            self.lab = labs_module.match_lab(self.path, self.student, released)
         else:
             self.lab = labs_module.load_lab(self.path)
         self._outcome = None
@@ -64,13 +65,13 @@ class LabNotebook(pytest.File):
 
     def outcome(self) -> labs_module.LabRun:
         if self._outcome is None:
-            if self.mode == "grade":
+            if self.mode == "grade":  # in a fresh working folder, as course.grade runs it
                 nb, _ = labs_module.graded(self.lab, self.student)
-            elif self.mode == "solved":
-                nb = labs_module.solved(self.lab)
+                with tempfile.TemporaryDirectory(prefix="course-grade-") as cwd:
+                    self._outcome = labs_module.run(self.lab, nb, timeout=self.timeout, cwd=Path(cwd))
             else:
-                nb = self.lab.notebook
-            self._outcome = labs_module.run(self.lab, nb, timeout=self.timeout)
+                nb = labs_module.solved(self.lab) if self.mode == "solved" else self.lab.notebook
+                self._outcome = labs_module.run(self.lab, nb, timeout=self.timeout)
         return self._outcome
 
 

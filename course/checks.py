@@ -1,0 +1,220 @@
+"""Check verdicts for labs: a check cell reports instead of stopping (the otter-grader style).
+
+A lab's check cell is one `with` block:
+
+    with check("check-validate-good-history", hint="validate_messages must accept a correct history"):
+        problems = validate_messages(GOOD)
+        assert problems == [], f"a correct history was reported as broken: {problems}"
+
+Run in a notebook, it shows a verdict and never ends the cell in an error, so Run All goes on
+to the end of the lab:
+
+    ✓ check-validate-good-history                         (the same text every run)
+    ✗ check-validate-good-history                         (and what to fix:)
+      a correct history was reported as broken: ['messages[3]: ...']
+
+When the student's code raises something other than an `AssertionError`, the verdict shows
+the check's `hint` first, then the exception's type and message. The verdict is also a
+display output of MIME type `application/vnd.course.check+json` carrying
+`{"key", "passed", "message"}` (and `"error"`, the exception's type name or null). The lab's
+last cell calls `tally("NN_slug_lab")`: "K of N checks pass" and the failing ones.
+
+These verdicts are feedback for the student, nothing more: the student's code runs in the same
+Python and could replace this module. Grading never asks it: `course.labs.graded` runs each
+check cell's asserts bare (`check_body`) and judges them from outside the kernel.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import textwrap
+from dataclasses import dataclass
+
+MIME = "application/vnd.course.check+json"
+PASS, FAIL = "✓", "✗"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    key: str
+    passed: bool
+    message: str = ""       # what to fix ("" on a pass)
+    error: str | None = None  # the exception's type name, None on a pass
+
+    @property
+    def text(self) -> str:
+        if self.passed:
+            return f"{PASS} {self.key}"
+        return f"{FAIL} {self.key}\n" + textwrap.indent(self.message, "  ")
+
+    def payload(self) -> dict:
+        return {"key": self.key, "passed": self.passed, "message": self.message, "error": self.error}
+
+
+def failure_message(error: str, detail: str, hint: str = "") -> str:
+    """What a failing check tells the student; the grader builds the same text from outside.
+
+    `error` is the exception's type name and `detail` its message. A check's own assert says
+    what to fix in its message, so an AssertionError with a message is shown as it is. Anything
+    else (the student's code raised) shows the check's hint first, then the exception's type
+    and message.
+    """
+    if error == "AssertionError" and detail:
+        return detail
+    raised = f"{error}: {detail}" if detail else error
+    return f"{hint}\n{raised}" if hint else raised
+
+
+# ------------------------------------------------------------------------ in the notebook
+_verdicts: dict[str, Verdict] = {}
+
+
+class check:
+    """`with check("check-key", hint="..."):` — run the block's asserts and show a verdict.
+
+    Exceptions (`Exception` and its subclasses) end the block and become a failing verdict;
+    a KeyboardInterrupt (the student pressed stop) still stops the notebook after its verdict.
+    """
+
+    def __init__(self, key: str, hint: str = ""):
+        self.key, self.hint = key, hint
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc_type is None:
+            verdict = Verdict(self.key, True)
+        else:
+            message = failure_message(type(exc).__name__, _exception_text(exc), self.hint)
+            if not isinstance(exc, Exception):
+                message += "\n(interrupted: the check did not finish)"
+            verdict = Verdict(self.key, False, message, type(exc).__name__)
+        _verdicts[self.key] = verdict
+        show(verdict)
+        return exc is None or isinstance(exc, Exception)  # swallow errors, not interrupts
+
+
+def _exception_text(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # a student's exception whose __str__ itself fails
+        return f"<{type(exc).__name__} whose message cannot be shown>"
+
+
+def show(verdict: Verdict) -> None:
+    """Display the verdict: plain text for the student, JSON for tools; print outside IPython."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:  # pragma: no cover - IPython is always installed with the course
+        get_ipython = lambda: None  # noqa: E731
+    if get_ipython() is None:
+        print(verdict.text)
+        return
+    display({"text/plain": verdict.text, MIME: verdict.payload()}, raw=True)
+
+
+def verdicts() -> dict[str, Verdict]:
+    """The latest verdict of every check run in this kernel, by key."""
+    return dict(_verdicts)
+
+
+def tally(lab_id: str | None = None) -> str:
+    """Print "K of N checks pass" and list the failing ones (and those not run yet).
+
+    With a lab id, N counts every check of the released lab (`labs/<lab_id>.ipynb`); without
+    one, the checks run so far.
+    """
+    keys = lab_check_keys(lab_id) if lab_id else []
+    keys += [k for k in _verdicts if k not in keys]
+    passed = [k for k in keys if k in _verdicts and _verdicts[k].passed]
+    lines = [f"{len(passed)} of {len(keys)} checks pass"]
+    failing = [k for k in keys if k in _verdicts and not _verdicts[k].passed]
+    missing = [k for k in keys if k not in _verdicts]
+    if failing:
+        lines.append("failing:")
+        lines += [f"  {FAIL} {k}: {_verdicts[k].message.splitlines()[0]}" for k in failing]
+    if missing:
+        lines.append("not run yet (run their cells):")
+        lines += [f"  · {k}" for k in missing]
+    if keys and len(passed) == len(keys):
+        lines[0] += ": every check passes."
+    text = "\n".join(lines)
+    print(text)
+    return text
+
+
+def lab_check_keys(lab_id: str) -> list[str]:
+    """The check keys of a released lab, in order; [] if the lab cannot be read."""
+    from course.paths import LABS_DIR
+
+    try:
+        nb = json.loads((LABS_DIR / f"{lab_id}.ipynb").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    keys = []
+    for cell in nb.get("cells", []):
+        meta = cell.get("metadata", {})
+        if "check" in meta.get("tags", []) and meta.get("course", {}).get("key"):
+            keys.append(meta["course"]["key"])
+    return keys
+
+
+# ------------------------------------------------------------------------ for the grader
+class CheckCellError(ValueError):
+    """A check cell not written as one `with check("key", hint="..."):` block."""
+
+
+@dataclass(frozen=True)
+class CheckCell:
+    key: str
+    hint: str
+    body: str  # the block's statements, dedented: the bare asserts the grader runs
+
+
+def parse_check_cell(source: str) -> CheckCell:
+    """Split a check cell into its key, hint and bare body (see AUTHORING.md, Labs).
+
+    The cell must be exactly one `with check("key", hint="..."):` statement (comments around
+    it are fine) whose key and hint are string literals.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise CheckCellError(f"the check cell does not parse: {exc.msg} (line {exc.lineno})") from None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.With):
+        raise CheckCellError("a check cell must be a single `with check(\"key\", hint=...):` block")
+    node = tree.body[0]
+    if len(node.items) != 1 or node.items[0].optional_vars is not None:
+        raise CheckCellError("a check cell's `with` takes exactly one `check(...)` and no `as`")
+    call = node.items[0].context_expr
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "check"):
+        raise CheckCellError("a check cell's `with` must call `check(...)`")
+    args = {kw.arg: kw.value for kw in call.keywords}
+    if call.args:
+        args.setdefault("key", call.args[0])
+    if len(call.args) > 1:
+        args.setdefault("hint", call.args[1])
+    if set(args) - {"key", "hint"} or None in args:
+        raise CheckCellError("check(...) takes a key and a hint only")
+    values = {}
+    for name, value in args.items():
+        if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+            raise CheckCellError(f"check(...)'s {name} must be a plain string literal")
+        values[name] = value.value
+    if not values.get("key"):
+        raise CheckCellError("check(...) needs a key")
+    lines = source.splitlines()
+    first, last = node.body[0].lineno, node.body[-1].end_lineno
+    body = textwrap.dedent("\n".join(lines[first - 1:last]))
+    try:
+        ast.parse(body)
+    except SyntaxError as exc:  # e.g. a multi-line string less indented than the block
+        raise CheckCellError(f"the check's body cannot stand alone: {exc.msg}") from None
+    return CheckCell(values["key"], values.get("hint", ""), body)
+
+
+def check_source(key: str, hint: str, body: str) -> str:
+    """The source of a check cell (the inverse of `parse_check_cell`)."""
+    return f"with check({key!r}, hint={hint!r}):\n" + textwrap.indent(body.strip("\n"), "    ")
