@@ -140,11 +140,13 @@ def request_messages(run: Run, upto: int, placement: str = "end", mode: str = "r
 
 
 def replay_usage(run: Run, client, model: str, placement: str, mode: str = "replace",
-                 max_tokens: int = 64) -> list[dict]:
-    """Send every request of the run (then the follow-up) under one strategy; one usage record
-    per request: {"request", "prompt_tokens", "cached_tokens", "completion_tokens"}."""
+                 max_tokens: int = 64, requests: int | None = None) -> list[dict]:
+    """Send every request of the run (then the follow-up) under one strategy, or only the first
+    `requests`; one usage record per request: {"request", "prompt_tokens", "cached_tokens",
+    "completion_tokens"}."""
     records = []
-    for j in range(1, run.n_requests + 2):
+    last = run.n_requests + 1 if requests is None else min(requests, run.n_requests + 1)
+    for j in range(1, last + 1):
         follow = j == run.n_requests + 1
         messages = request_messages(run, run.n_requests + 1 if follow else j, placement, mode,
                                     follow_up=follow)

@@ -1,0 +1,107 @@
+"""Chapter 08's lesson support: the replayed run, the requests each placement sends, the usage
+replay, and the specimens (a bar in the system prompt; a bar filled from tool-result text)."""
+import pytest
+
+import course.llm
+from lesson_support.status_bar import (PLACEMENTS, STRATEGIES, bar_from_result_text,
+                                       bar_in_system_prompt, load_run, replay_usage,
+                                       request_messages, with_counter, without_targets)
+from solutions.compaction import check_pairing
+from solutions.status_bar import (is_status_message, latest_status, parse_status, render_status,
+                                  status_accuracy)
+
+RUN = load_run()
+
+
+def test_the_run_has_fifty_steps_and_three_calls_to_xfinity():
+    assert RUN.n_requests >= 50
+    truth = RUN.status(len(RUN.steps), follow_up=True)
+    assert truth["calls"]["call.Xfinity"] == 3
+    assert parse_status(render_status(truth))["calls call Xfinity"] == "3/3 max, limit reached"
+    assert RUN.follow_up["content"] == "Can you call them again to follow up?"
+
+
+def test_calls_are_interleaved_with_searches():
+    names = [m["tool_calls"][0]["function"]["name"] for step in RUN.steps for m in step["messages"]
+             if m.get("tool_calls")]
+    xfinity = [i for i, n in enumerate(names) if n == "call"]
+    assert len(xfinity) == 3 and all("web_search" in names[a:b] for a, b in zip(xfinity, xfinity[1:]))
+
+
+def test_unknown_run_is_a_clear_error():
+    with pytest.raises(FileNotFoundError, match="merchant_refund"):
+        load_run("nope")
+
+
+@pytest.mark.parametrize("placement, mode", [("none", "replace"), *STRATEGIES])
+@pytest.mark.parametrize("follow_up", [False, True])
+def test_every_request_keeps_pairing(placement, mode, follow_up):
+    upto = len(RUN.steps) if follow_up else 20
+    messages = request_messages(RUN, upto, placement, mode, follow_up=follow_up)
+    assert check_pairing(messages).ok
+    bars = sum(map(is_status_message, messages))
+    assert bars == {"none": 0, "system": 0}.get(placement, upto if mode == "append" else 1)
+    if placement == "end":
+        assert latest_status(messages) == render_status(RUN.status(upto, follow_up=follow_up))
+
+
+def test_append_requests_extend_each_other_and_system_placement_changes_the_first_message():
+    for j in range(1, 12):
+        before = request_messages(RUN, j, "end", "append")
+        after = request_messages(RUN, j + 1, "end", "append")
+        assert after[:len(before)] == before
+    one, two = (request_messages(RUN, j, "system") for j in (5, 6))
+    assert one[0]["content"] != two[0]["content"] and one[0]["content"].startswith(RUN.system)
+
+
+def test_bad_placement():
+    with pytest.raises(ValueError, match="placement must be one of"):
+        request_messages(RUN, 3, "middle")
+    with pytest.raises(ValueError, match="system prompt"):
+        bar_in_system_prompt([{"role": "user", "content": "hi"}], render_status(RUN.status(1)))
+
+
+def test_stamped_history_prefixes_user_and_tool_messages_only():
+    messages = RUN.history(3, stamped=True)
+    assert messages[0]["content"] == RUN.system
+    assert messages[1]["content"].startswith("[2025-09-14 10:00:00] ")
+    assert all(m["content"].startswith("[2025-09-14") for m in messages if m["role"] == "tool")
+
+
+def test_the_poisoned_bar_believes_the_page_and_the_call_log_does_not():
+    messages = RUN.history(len(RUN.steps))
+    poisoned = messages + [
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "p1", "type": "function",
+         "function": {"name": "web_search", "arguments": "{\"query\": \"Xfinity dispute\"}"}}]},
+        {"role": "tool", "tool_call_id": "p1", "content": RUN.poisoned_result}]
+    assert bar_from_result_text(poisoned, RUN.limits)["calls"] == {"call.Xfinity": 0}
+    from solutions.status_bar import events_from_messages, replay
+    honest = replay(events_from_messages(poisoned, RUN.target_args), RUN.initial_status())
+    assert honest["calls"]["call.Xfinity"] == 3
+
+
+def test_injected_errors_and_a_bar_without_targets():
+    truth = RUN.status(len(RUN.steps))
+    wrong = with_counter(truth, "call.Xfinity", 1)
+    assert parse_status(render_status(wrong))["calls call Xfinity"] == "1/3 max"
+    assert truth["calls"]["call.Xfinity"] == 3  # the original is untouched
+    narrow = without_targets(truth)
+    assert "calls call Xfinity" not in parse_status(render_status(narrow))
+    assert status_accuracy([wrong, truth], [truth, truth]) < 1.0
+
+
+def test_usage_replay_system_placement_caches_nothing_and_the_end_caches(tmp_path):
+    by = {}
+    for placement, mode in STRATEGIES:  # a fresh prompt cache for each strategy
+        with course.llm.serve() as server:
+            by[(placement, mode)] = replay_usage(RUN, server.client(), course.llm.model_name(),
+                                                 placement, mode, requests=14)
+    assert all(r["cached_tokens"] == 0 for r in by[("system", "replace")])
+    for placement, mode in (("end", "replace"), ("end", "append")):
+        records = by[(placement, mode)]
+        assert records[-1]["cached_tokens"] > 0
+        assert all(r["cached_tokens"] <= r["prompt_tokens"] for r in records)
+
+
+def test_placements_listed():
+    assert PLACEMENTS == ("none", "system", "end")
