@@ -63,7 +63,7 @@ def referenced_files(skill: Skill, folder=SKILLS_DIR) -> list[str]:
     wanted = []
     for line in skill.body.splitlines():
         if re.match(r"\s*\d+[.)]\s", line) and "read_skill_file" in line:
-            wanted += [f for f in files if f"`{f}`" in line]
+            wanted += [f for f in files if re.search(rf"(?<![\w/.-]){re.escape(f)}(?![\w-])", line)]
     return wanted
 
 
