@@ -2,7 +2,8 @@
 
 `course` is infrastructure and holds no answers (those live in `solutions`). Importing it
 prepares the offline tiktoken vocabularies, so `tiktoken.get_encoding(...)` works without a
-network in the same process.
+network in the same process, and lets matplotlib draw Chinese text where a CJK font is installed
+(`course.plotting`; applied when matplotlib loads its fonts, so importing `course` stays fast).
 """
 import warnings as _warnings
 
@@ -12,3 +13,7 @@ try:
     _vocabularies.ensure_vocabularies()
 except Exception as _exc:  # never break an import; say clearly what is wrong instead
     _warnings.warn(f"offline tiktoken vocabularies are not ready: {_exc}", stacklevel=2)
+
+from course import plotting as _plotting
+
+_plotting.install()

@@ -4,6 +4,11 @@ they react. nbval proves the code runs; only a browser shows whether a widget re
 Needs Debian's `chromium` and the `playwright` Python package (no browser download: the system
 Chromium is used). Without them the test is skipped — except in CI (CI=true), where that is a
 failure. Screenshots of every widget go to reports/browser/ for humans to look at.
+
+It also checks what a student sees before running anything (each stored widget output shows
+the note "Run this cell to see the widget.", no news pop-up: JupyterLab runs with the course's
+own settings, jupyter-config/) and that Chinese text renders as characters, not as the empty
+boxes ("tofu") a browser draws when no installed font has them (Debian package fonts-noto-cjk).
 """
 from __future__ import annotations
 
@@ -19,6 +24,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+
+from course.notebooks import WIDGET_NOTE
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -63,11 +70,10 @@ def lab_server(tmp_path_factory):
     settings = root / "lab-settings" / "@jupyterlab" / "notebook-extension"
     settings.mkdir(parents=True)
     (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
-    news = root / "lab-settings" / "@jupyterlab" / "apputils-extension"
-    news.mkdir(parents=True)  # no "get notified about Jupyter news?" toast over the widgets
-    (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
+    # The course's own settings (no news pop-up), as ./run.sh lab gives them to JupyterLab.
     env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(root / "lab-settings"),
-               JUPYTERLAB_WORKSPACES_DIR=str(root / "lab-workspaces"))
+               JUPYTERLAB_WORKSPACES_DIR=str(root / "lab-workspaces"),
+               JUPYTER_CONFIG_PATH=str(ROOT / "jupyter-config"))
     log = (root / "jupyter.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root",
@@ -125,6 +131,68 @@ def start_kernel(page) -> None:
     raise AssertionError("the kernel did not start within 120 s")
 
 
+def unrun_widget_texts(page) -> list[str]:
+    """What the stored widget outputs show before the lesson runs (the notebook is not trusted
+    yet, so JupyterLab shows their text/plain)."""
+    return page.eval_on_selector_all(
+        ".jp-OutputArea-output[data-mime-type='text/plain']",
+        "nodes => nodes.map(n => n.innerText.trim())")
+
+
+# Draws each character of a sample alone on a canvas, in each font the page uses (prose, outputs,
+# code), and compares the pixels with those of a codepoint no font has (U+0378, unassigned): the
+# browser draws that as its "missing glyph" box, and it draws a Chinese character the same way
+# when no installed font has it. Returns, per font, the characters drawn as that box.
+TOFU_PROBE = r"""
+([sample, missing]) => {
+    const pick = selector => {
+        const el = document.querySelector(selector);
+        if (!el) return null;
+        const style = getComputedStyle(el);
+        return `${style.fontSize} ${style.fontFamily}`;
+    };
+    const fonts = {prose: pick('.jp-RenderedMarkdown'), output: pick('.jp-OutputArea-output pre'),
+                   code: pick('.jp-Cell .cm-content')};
+    const canvas = document.createElement('canvas');
+    canvas.width = canvas.height = 64;
+    const ctx = canvas.getContext('2d', {willReadFrequently: true});
+    const pixels = (font, text) => {
+        ctx.clearRect(0, 0, 64, 64);
+        ctx.font = font.replace(/^[\d.]+px/, '32px');
+        ctx.textBaseline = 'top';
+        ctx.fillText(text, 4, 4);
+        return Array.from(ctx.getImageData(0, 0, 64, 64).data.filter((_, i) => i % 4 === 3)).join();
+    };
+    const report = {};
+    for (const [role, font] of Object.entries(fonts)) {
+        if (!font) continue;
+        const box = pixels(font, missing);
+        const drawn = [...sample].map(ch => pixels(font, ch));
+        report[role] = {
+            font,
+            latin_differs_from_box: pixels(font, 'A') !== box,
+            boxes: [...sample].filter((ch, i) => drawn[i] === box),
+            distinct: new Set(drawn).size,
+        };
+    }
+    return report;
+}
+"""
+CJK_SAMPLE = "上下文工程中"
+
+
+def tofu(page) -> dict[str, str]:
+    """For each font the page uses, why its Chinese text is boxes; empty when it renders."""
+    problems = {}
+    for role, found in page.evaluate(TOFU_PROBE, [CJK_SAMPLE, "\u0378"]).items():
+        assert found["latin_differs_from_box"], f"the tofu probe does not work for {found['font']}"
+        if found["boxes"] or found["distinct"] < len(CJK_SAMPLE):
+            problems[role] = (f"{found['font']}: {''.join(found['boxes']) or CJK_SAMPLE} drawn as "
+                              f"the missing-glyph box ({found['distinct']} distinct shapes for "
+                              f"{len(CJK_SAMPLE)} characters)")
+    return problems
+
+
 def run_all_cells(page) -> None:
     page.get_by_role("menuitem", name="Run", exact=True).click()
     page.get_by_role("menuitem", name=re.compile(r"^Run All Cells")).click()
@@ -179,11 +247,20 @@ def test_lesson_runs_and_its_widgets_are_live(lab_server, browser, path):
         # A fresh workspace per lesson: JupyterLab would otherwise reopen earlier tabs.
         page.goto(f"{url}/lab/workspaces/test-{path.stem}/tree/notebooks/{path.name}?reset&token={token}")
         page.wait_for_selector(".jp-Notebook .jp-Cell", state="attached")
+        expected = expected_widgets(path)
+        if expected:  # before anything runs: a short note where each widget will be, no repr
+            page.wait_for_function(
+                "([note, n]) => [...document.querySelectorAll('.jp-OutputArea-output')]"
+                ".filter(o => o.innerText.trim() === note).length >= n", arg=[WIDGET_NOTE, expected])
+            texts = unrun_widget_texts(page)
+            assert texts.count(WIDGET_NOTE) == expected
+            assert not [t for t in texts if t.startswith(("VBox(", "HBox("))], "a widget repr shows"
         start_kernel(page)
         run_all_cells(page)
         assert error_outputs(page) == [], f"{path.name} shows errors in the browser"
         assert page.get_by_text("Error displaying widget").count() == 0
-        expected = expected_widgets(path)
+        assert page.get_by_text(re.compile("Jupyter news")).count() == 0, "the news pop-up shows"
+        assert tofu(page) == {}, "Chinese text renders as boxes: install fonts-noto-cjk"
         # A live widget view is a panel of .jupyter-widgets elements; a dead one is plain text.
         live = page.locator(".jp-OutputArea-output:has(> .jupyter-widgets)")
         page.wait_for_function(
