@@ -217,4 +217,8 @@ def parse_check_cell(source: str) -> CheckCell:
 
 def check_source(key: str, hint: str, body: str) -> str:
     """The source of a check cell (the inverse of `parse_check_cell`)."""
-    return f"with check({key!r}, hint={hint!r}):\n" + textwrap.indent(body.strip("\n"), "    ")
+    key_text, hint_text = json.dumps(key, ensure_ascii=False), json.dumps(hint, ensure_ascii=False)
+    header = f"with check({key_text}, hint={hint_text}):"
+    if len(header) > 100:
+        header = f"with check({key_text},\n           hint={hint_text}):"
+    return header + "\n" + textwrap.indent(body.strip("\n"), "    ")
