@@ -59,8 +59,18 @@ class Run:
                 messages.append(message)
         return copy.deepcopy(messages)
 
-    def follow_up_message(self, stamped: bool = False) -> dict:
-        text = self.follow_up["content"]
+    def windowed(self, upto: int, keep_steps: int, stamped: bool = False) -> list[dict]:
+        """A sliding window by whole steps: the system prompt, the user's request (step 0) and
+        only the last `keep_steps` steps before `upto`; pairs are never cut."""
+        full = self.history(upto, stamped)
+        head = 1 + len(self.steps[0]["messages"])
+        first = max(1, upto - keep_steps)
+        dropped = sum(len(step["messages"]) for step in self.steps[1:first])
+        return full[:head] + full[head + dropped:]
+
+    def follow_up_message(self, stamped: bool = False, text: str | None = None) -> dict:
+        """The user's follow-up (or another question `text`, asked at the same moment)."""
+        text = self.follow_up["content"] if text is None else text
         return {"role": "user", "content": stamp(text, self.follow_up["at"]) if stamped else text}
 
     def events(self, upto: int, target_args: dict | None = None) -> list[dict]:
@@ -108,30 +118,39 @@ def bar_in_system_prompt(messages: list[dict], block: str) -> list[dict]:
 
 
 def request_messages(run: Run, upto: int, placement: str = "end", mode: str = "replace",
-                     follow_up: bool = False, bar=render_status, status_of=None) -> list[dict]:
+                     follow_up: bool | str = False, bar=render_status, status_of=None,
+                     keep_steps: int | None = None) -> list[dict]:
     """The messages of request `upto` (steps 0 .. upto-1 visible) under one strategy.
+
+    follow_up: True adds the run's follow-up as the last user message, a string adds that
+    question instead (at the follow-up's time); the bar then comes after it.
 
     placement "none" (no bar), "system" (the specimen) or "end" (a user message, `mode`
     "replace" or "append"). With append, the bar of every earlier request stays where it was
-    sent. `bar(status)` renders a status (default: render_status); `status_of(k)` gives the
-    status shown at request k (default: the truth, run.status(k)).
+    sent. `bar(status)` renders a status (default: render_status); `status_of(k, at_follow_up)`
+    gives the status shown at request k (default: the truth, run.status). `keep_steps` drops
+    all but the last steps from the history (a sliding window by steps; not with append).
     """
     if placement not in PLACEMENTS:
         raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
     status_of = status_of or (lambda k, last=False: run.status(k, follow_up=last))
     if placement == "end" and mode == "append":
+        if keep_steps is not None:
+            raise ValueError("a window (keep_steps) cannot be combined with append mode here")
         messages = run.history(0)
         for k, step in enumerate(run.steps[:upto], start=1):
             messages += copy.deepcopy(step["messages"])
             if k < upto or not follow_up:
                 messages = place_status(messages, bar(status_of(k)), "append")
+    elif keep_steps is not None:
+        messages = run.windowed(upto, keep_steps)
     else:
         messages = run.history(upto)
     if follow_up:
-        messages.append(run.follow_up_message())
+        messages.append(run.follow_up_message(text=None if follow_up is True else follow_up))
     if placement == "none":
         return messages
-    block = bar(status_of(upto, follow_up) if follow_up else status_of(upto))
+    block = bar(status_of(upto, True) if follow_up else status_of(upto))
     if placement == "system":
         return bar_in_system_prompt(messages, block)
     if mode == "append" and not follow_up:
