@@ -329,6 +329,7 @@ class ToolRun:
 @dataclass
 class Step:
     request: int          # which request of the session (1-based)
+    tools: int            # how many tools the call offered (the list only grows: run.tools[:tools])
     prompt_tokens: int
     cached_tokens: int
     calls: list           # [(name, args)]
@@ -353,7 +354,8 @@ def run_session(client, model: str, requests: list[str], messages: list[dict],
             prompt, cached = usage_of(completion)
             calls = [(c.function.name, json.loads(c.function.arguments or "{}"))
                      for c in message.tool_calls or ()]
-            steps.append(Step(number, prompt, cached, calls, message.content, completion))
+            steps.append(Step(number, len(run.tools), prompt, cached, calls, message.content,
+                              completion))
             if not message.tool_calls:
                 messages.append({"role": "assistant", "content": message.content})
                 break
