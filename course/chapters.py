@@ -87,6 +87,13 @@ CHAPTERS: tuple[Chapter, ...] = (
             "blocked and real retrieval commands still work",
             "solutions.sandbox", ("parse_command", "resolve_inside", "check_arguments",
                                   "run_with_hygiene")),
+    Chapter("09", "skills_and_tool_search", "Skills and tool search",
+            "expertise and tools loaded on demand, without breaking the cache",
+            "write a SKILL.md and parse it safely, keep a catalogue of skills within a token "
+            "budget and load bodies and sub-documents only when a task needs them, place them "
+            "where the prompt cache survives, defer a hundred tool schemas behind tool search and "
+            "grow the tool list append-only (mask, don't remove), and refuse hostile skills",
+            "solutions.skills", ("parse_skill", "build_catalog", "load_skill", "add_tools")),
 )
 
 
