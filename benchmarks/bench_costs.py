@@ -23,7 +23,7 @@ def strategy_timings() -> None:
     for steps in SIZES:
         run = C.Run(steps=steps)
         cells = []
-        for strategy in C.STRATEGIES:
+        for strategy in C.COST_STRATEGIES:
             seconds = best_time(lambda: C.price_requests(
                 C.simulate(strategy, run, C.OPENAI_RULES, summary_calls=True), PRICES))
             cells.append(f"{seconds * 1e3:8.1f} ms {seconds / steps * 1e6:5.2f} us/st")

@@ -1,28 +1,29 @@
 """Cost calculator (Chapter 05): sliders and a provider preset drive a table of strategies and a
 chart of the cumulative cost per step, with the step where compaction starts to pay.
 
-The logic is in plain functions (tested in tests/test_costs.py) built on `solutions.costs`;
+The logic is in plain functions (tested in tests/answers/test_costs.py) built on `solutions.costs`;
 `cost_calculator()` only wires controls to them.
 """
 from __future__ import annotations
 
 import html
 
-from solutions.costs import (EXACT, OPENAI_RULES, SEED_RUN, STRATEGIES, CacheRules, Prices, Run,
-                             break_even_step, cumulative_cost_by_step, default_threshold,
-                             provider_presets, simulate, strategy_table)
+from solutions.costs import (COST_STRATEGIES, EXACT, OPENAI_RULES, SEED_RUN, CacheRules,
+                             CostStrategy, Prices, Run, break_even_step, cumulative_cost_by_step,
+                             default_threshold, provider_presets, simulate, strategy_table)
 
 RULES = {"every shared token (as the study guide)": EXACT,
          "1,024 minimum, 128-token blocks (OpenAI)": OPENAI_RULES}
-BASELINE = "full history, append-only cache"
-CANDIDATE = "compact at threshold, cached between"
+BASELINE = CostStrategy.FULL_CACHED
+CANDIDATE = CostStrategy.COMPACT_AT_THRESHOLD
 
 
 def cumulative_curves(run: Run, prices: Prices, rules: CacheRules = EXACT,
-                      threshold: int | None = None, summary_calls: bool = True) -> dict[str, list[float]]:
+                      threshold: int | None = None,
+                      summary_calls: bool = True) -> dict[CostStrategy, list[float]]:
     """{strategy: cumulative USD after each step}."""
     return {s: cumulative_cost_by_step(simulate(s, run, rules, threshold, summary_calls), prices,
-                                       run.steps) for s in STRATEGIES}
+                                       run.steps) for s in COST_STRATEGIES}
 
 
 def calculator_view(run: Run, prices: Prices, rules: CacheRules = EXACT,
@@ -64,8 +65,8 @@ def cost_figure(view: dict, title: str = ""):
 
     fig = Figure(figsize=(8, 4))
     ax = fig.subplots()
-    for name, curve in view["curves"].items():
-        ax.plot(range(1, len(curve) + 1), curve, label=name)
+    for strategy, curve in view["curves"].items():
+        ax.plot(range(1, len(curve) + 1), curve, label=strategy.label)
     step = view["break_even"]
     if step is not None:
         ax.axvline(step, color="grey", linestyle="--")

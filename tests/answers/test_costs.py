@@ -225,8 +225,8 @@ def test_write_premium_raises_cached_strategies_but_not_the_uncached_one():
     cheap = {r["strategy"]: r["usd"] for r in C.strategy_table(prices=plain)}
     dear = {r["strategy"]: r["usd"] for r in C.strategy_table(prices=premium)}
     assert dear["full history, no cache"] == pytest.approx(cheap["full history, no cache"])
-    for strategy in C.STRATEGIES[1:]:
-        assert dear[strategy] > cheap[strategy]
+    for strategy in C.COST_STRATEGIES[1:]:
+        assert dear[strategy.label] > cheap[strategy.label]
 
 
 def test_output_tokens_and_summary_calls_add_to_the_bill():
@@ -245,6 +245,22 @@ def test_output_tokens_and_summary_calls_add_to_the_bill():
 def test_unknown_strategy_is_refused():
     with pytest.raises(ValueError, match="choose one of"):
         C.simulate("cache everything forever")
+
+
+def test_strategies_are_named_apart_from_their_labels():
+    # The simulation is chosen by the member (or its name), never by the text a table shows.
+    assert C.simulate("full_cached") == C.simulate(C.CostStrategy.FULL_CACHED)
+    with pytest.raises(ValueError, match="choose one of"):
+        C.simulate(C.CostStrategy.FULL_CACHED.label)
+    rows = C.strategy_table()
+    assert [r["key"] for r in rows] == list(C.COST_STRATEGIES)
+    assert [r["strategy"] for r in rows] == [s.label for s in C.COST_STRATEGIES]
+
+
+def test_the_seed_figures_are_one_source():
+    assert C.Run() == C.SEED_RUN == C.Run(**C.SEED_RUN_FIELDS)
+    assert (C.SEED_PRICES.input, C.SEED_PRICES.cached_input) == \
+        (C.SEED_PRICE_FIELDS["input"], C.SEED_PRICE_FIELDS["cached_input"])
 
 
 def test_break_even_step_needs_the_candidate_to_stay_cheaper():
@@ -363,13 +379,15 @@ def test_calculator_view_table_and_chart_agree_with_the_solution():
     view = widget.calculator_view(run, prices)
     assert view["break_even"] == C.compaction_break_even(run, prices)
     for row in view["rows"]:
-        assert view["curves"][row["strategy"]][-1] == pytest.approx(
-            C.price_requests(C.simulate(row["strategy"], run, summary_calls=True), prices))
+        assert view["curves"][row["key"]][-1] == pytest.approx(
+            C.price_requests(C.simulate(row["key"], run, summary_calls=True), prices))
     page = widget.table_html(view)
     assert f"from step {view['break_even']} on" in page and "cache writes 6.25" in page
     figure = widget.cost_figure(view)
     axis = figure.axes[0]
-    assert len(axis.get_lines()) == len(C.STRATEGIES) + 1  # the break-even marker too
+    assert len(axis.get_lines()) == len(C.COST_STRATEGIES) + 1  # the break-even marker too
+    assert [t.get_text() for t in axis.get_legend().get_texts()] == \
+        [s.label for s in C.COST_STRATEGIES]
 
 
 def test_calculator_says_when_compaction_does_not_pay():
