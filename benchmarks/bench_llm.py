@@ -1,5 +1,7 @@
-"""Teaching-model latency per request by prompt size, with and without a cache hit,
-and the offline vocabularies' set-up time. Prints figures; asserts nothing.
+"""Teaching-model latency per request by prompt size, with and without a cache hit, for three
+shapes of request (one long user message; an agent's history of tool calls and results, where
+every rule has something to read; the same history with a request to summarise it), and the
+offline vocabularies' set-up time. Prints figures; asserts nothing.
 
     python benchmarks/bench_llm.py
 """
@@ -25,28 +27,63 @@ def messages_of(tokens: int, salt: str) -> list[dict]:
             {"role": "user", "content": text}]
 
 
-def timed(client, messages) -> tuple[float, int, int]:
+TOOLS = [{"type": "function", "function": {
+    "name": name, "description": description,
+    "parameters": {"type": "object", "properties": {key: {"type": "string"}}, "required": [key]}}}
+    for name, description, key in (("run_command", "Run a build command", "command"),
+                                   ("read_file", "Read a file", "path"))]
+
+
+def agent_history(tokens: int, salt: str, summarise: bool = False) -> list[dict]:
+    """A build agent's run: tool calls and failing build logs until the request has `tokens`."""
+    messages = [{"role": "system", "content": "You are a build agent. " + salt},
+                {"role": "user", "content": "Build the firmware and fix the errors in src/main.c"}]
+    step = "\n".join(f"[{j:3d}%] Building C object src/module_{{i}}_{j}.c.o" for j in range(40))
+    per_step = len(template.encoding().encode_ordinary(step.format(i=1000))) + 60
+    for i in range(max(1, tokens // per_step)):
+        messages.append({"role": "assistant", "content": None, "tool_calls": [{
+            "id": f"call_{i}", "type": "function",
+            "function": {"name": "run_command", "arguments": f'{{"command": "make step{i}"}}'}}]})
+        messages.append({"role": "tool", "tool_call_id": f"call_{i}", "content": step.format(i=i) +
+                         f"\nsrc/module_{i}.c:12: error: undefined reference to `init_{i}'\n[exit code: 2]"})
+    if summarise:
+        messages.append({"role": "user", "content": "Summarise the conversation so far."})
+    return messages
+
+
+def timed(client, messages, tools=None) -> tuple[float, int, int]:
     start = time.perf_counter()
-    usage = client.chat.completions.create(model="teaching-model", messages=messages).usage
+    usage = client.chat.completions.create(model="teaching-model", messages=messages,
+                                           **({"tools": tools} if tools else {})).usage
     return time.perf_counter() - start, usage.prompt_tokens, usage.prompt_tokens_details.cached_tokens
+
+
+SHAPES = {
+    "one long user message": lambda size, salt: (messages_of(size, salt), None),
+    "agent history, next step": lambda size, salt: (agent_history(size, salt), TOOLS),
+    "agent history, summarise": lambda size, salt: (agent_history(size, salt, True), TOOLS),
+}
 
 
 def latency_table(repeats: int = 5) -> None:
     print("Teaching model latency (median of %d), client -> server -> client:" % repeats)
-    print(f"{'prompt tokens':>14} {'cold (s)':>9} {'cached (s)':>11} {'cached tokens':>14} {'s per 1k tok':>13}")
     with course.llm.serve() as server:
         client = server.client()
         timed(client, messages_of(1000, "warm-up"))
-        for size in (1_000, 10_000, 100_000):
-            cold, warm = [], []
-            for r in range(repeats):
-                messages = messages_of(size, f"run {r} size {size}")  # new prefix: a miss
-                seconds, prompt, _ = timed(client, messages)
-                cold.append(seconds)
-                seconds, _, hit = timed(client, messages)  # same prompt again: a hit
-                warm.append(seconds)
-            c, w = statistics.median(cold), statistics.median(warm)
-            print(f"{prompt:>14,} {c:>9.3f} {w:>11.3f} {hit:>14,} {1000 * c / prompt:>13.4f}")
+        for shape, build in SHAPES.items():
+            print(f"\n{shape}")
+            print(f"{'prompt tokens':>14} {'cold (s)':>9} {'cached (s)':>11} {'cached tokens':>14} "
+                  f"{'s per 1k tok':>13}")
+            for size in (1_000, 10_000, 100_000):
+                cold, warm = [], []
+                for r in range(repeats):
+                    messages, tools = build(size, f"run {r} size {size}")  # new prefix: a miss
+                    seconds, prompt, _ = timed(client, messages, tools)
+                    cold.append(seconds)
+                    seconds, _, hit = timed(client, messages, tools)  # same prompt again: a hit
+                    warm.append(seconds)
+                c, w = statistics.median(cold), statistics.median(warm)
+                print(f"{prompt:>14,} {c:>9.3f} {w:>11.3f} {hit:>14,} {1000 * c / prompt:>13.4f}")
 
 
 def vocabulary_setup() -> None:

@@ -11,12 +11,17 @@ answer every run. Set these environment variables to use a real provider instead
     client()       -> openai.OpenAI for the configured model
     model_name()   -> the model name to pass to chat.completions.create
     serve()        -> a private teaching model (fresh prompt cache), e.g. for measurements
+    explain(c)     -> why the teaching model gave completion `c` (its `teaching_trace`, a field
+                      no real provider sends; for one of theirs it says so)
+    rule_table()   -> the teaching model's decision list: (position, rule, what it does)
 """
 from __future__ import annotations
 
 import os
 import threading
 
+from course.llm.explain import explain  # noqa: F401
+from course.llm.policy import rule_table  # noqa: F401
 from course.llm.server import MODEL_NAME, ServerHandle, TeachingModel  # noqa: F401
 
 ENV_KEY, ENV_BASE_URL, ENV_MODEL = "COURSE_LLM_API_KEY", "COURSE_LLM_BASE_URL", "COURSE_LLM_MODEL"

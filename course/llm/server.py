@@ -14,10 +14,10 @@ import traceback
 from array import array
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from course.llm.behaviour import respond
 from course.llm.cache import PrefixCache
+from course.llm.policy import decide, reply_message
 from course.llm.template import completion_token_count, prompt_token_ids
-from course.llm.validation import RequestError, validate_request
+from course.llm.validation import RequestError
 
 MODEL_NAME = "teaching-model"
 MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -31,11 +31,10 @@ class TeachingModel:
         self.cache = cache or PrefixCache()
 
     def complete(self, body) -> dict:
-        validate_request(body)
-        messages, tools = body["messages"], body.get("tools") or []
-        tokens = prompt_token_ids(messages, tools)
+        decision, ctx = decide(body)  # validates first: RequestError (HTTP 400) on a problem
+        tokens = prompt_token_ids(ctx.messages, ctx.tools)
         seed = hashlib.sha256(array("I", tokens).tobytes()).hexdigest()
-        reply = respond(messages, tools, body.get("tool_choice"), seed)
+        reply = reply_message(decision, ctx, seed)
         cached = self.cache.lookup_and_store(tokens)
         completion = completion_token_count(reply)
         limit = body.get("max_completion_tokens") or body.get("max_tokens")
@@ -43,6 +42,8 @@ class TeachingModel:
         if limit and completion > limit:
             # Out of tokens mid-reply, as a provider would be: text is cut; tool calls that do
             # not fit are not sent at all (half a JSON argument is of no use to anyone).
+            ctx.note("max_tokens", f"the reply needs {completion} tokens, max_tokens is {limit}: "
+                                   f"text cut, tool calls withheld")
             text = reply.get("content") or ""
             reply = {"role": "assistant", "content": self._cut(text, limit) if text else None}
             completion, finish = limit, "length"
@@ -63,6 +64,9 @@ class TeachingModel:
                                               "accepted_prediction_tokens": 0,
                                               "rejected_prediction_tokens": 0},
             },
+            # Not part of the OpenAI API: why the teaching model replied so (course.llm.explain).
+            # The SDK keeps unknown fields: completion.model_extra["teaching_trace"].
+            "teaching_trace": ctx.trace,
         }
 
     @staticmethod

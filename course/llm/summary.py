@@ -1,55 +1,72 @@
-"""The teaching model's summaries: structured, and faithful to identifiers.
+"""The teaching model's summaries: structured, built from every role, identifiers kept whole.
 
-Asked to summarise or compact a conversation (the last message says so), the teaching model
-answers with the sections a good compaction prompt asks for — goal, constraints, confirmed
-facts, changes made, failed attempts and why, open items — and copies every identifier it
-finds (ids, hashes, paths, URLs, versions, error lines) verbatim. It is rule-based, so it
-cannot *reason* about what the facts mean; Chapter 04 shows what that costs.
+Asked to summarise or compact the conversation, the teaching model answers with the sections a
+good compaction prompt asks for, filled by rules from every message before the request:
+
+    Goal                      the first user message; later user requests follow it
+    Constraints               must / never / only / keep ... sentences of system and user messages
+    Confirmed facts           what tool calls returned (first and last informative line, and any
+                              "found X: ..." line), and the statements of the assistant
+    Changes made              successful calls of tools that write (write, edit, patch, ...)
+    Failed attempts (and why) tool results that report an error or a non-zero exit code, with
+                              the lines that give the cause; failures the assistant told in prose
+    Open items                the latest unanswered user request, the assistant's last stated
+                              plans, failures never followed by a success of the same tool
+    Identifiers (verbatim)    every identifier not already quoted above (see identifiers.py)
+
+A summary found in the transcript (from an earlier compaction) is carried forward section by
+section. It is rule-based: it copies and sorts, it does not understand. Chapter 04 compares it
+with the study guide's rule-based summary.
 """
 from __future__ import annotations
 
-import json
 import re
 
+from course.llm.answers import is_error_result
+from course.llm.identifiers import error_causes, identifiers, unique
 from course.llm.template import content_text
 
-SUMMARY_REQUEST = re.compile(r"\b(summari[sz]e|summary|compact(ion)?|condense)\b|总结|摘要|压缩", re.I)
-CONSTRAINT = re.compile(r"\b(must|never|do not|don't|only|should|always|without|avoid|required?)\b"
-                        r"|必须|不要|不能|禁止|只能|务必", re.I)
+__all__ = ["asks_for_summary", "summarise", "identifiers", "is_error_result"]
+
+# A request to summarise the conversation (not "a weather summary for Paris"): compacting, a
+# summary of the conversation or of text handed over, or the Chinese words for it.
+SUMMARY_REQUEST = re.compile(
+    r"\b(?:compact|condense)\b|\bcompaction\b"
+    r"|\bsummari[sz](?:e|ing)\b[^.\n]{0,80}?(?:conversation|transcript|history|so far|above|"
+    r"chat|discussion|session|progress|run\b|what happened|everything|following|:(?:\s|$))"
+    r"|\bsummary of (?:the |this |our )?(?:conversation|transcript|history|chat|session|run)"
+    r"|总结|摘要|压缩", re.I)
+CONSTRAINT = re.compile(r"\b(must|never|do not|don't|only|should|always|without|avoid|required?|"
+                        r"keep|make sure|ensure)\b|必须|不要|不能|禁止|只能|务必", re.I)
 FACT = re.compile(r"\b(confirmed|found|root cause|because|turns out|is caused|verified)\b"
                   r"|确认|原因|发现", re.I)
+FAILURE_PROSE = re.compile(r"\b(failed|fails|failure|error|exception|refused|denied|could not|"
+                           r"couldn't|cannot|can't|not found|undefined reference|timed out|"
+                           r"crash(?:ed)?)\b|[a-z](?:Error|Exception)\b|失败|错误", re.I)
 OPEN = re.compile(r"\b(next|todo|remaining|still|need to|will|pending|open)\b|下一步|待办|还需", re.I)
 CHANGE_TOOL = re.compile(r"write|edit|patch|create|update|delete|remove|apply|set|move|rename|"
                          r"install|commit|save|append|replace|mkdir", re.I)
+EXIT_CODE = re.compile(r"exit code:? [1-9]|exit_code\W+[1-9]", re.I)
+HEADER_LINE = re.compile(r"^\[(?:exit code: \d+|[^\]]*: lines \d+-\d+ of \d+[^\]]*)\]$")
+FOUND_LINE = re.compile(r"\bfound\b[^:\n]*:\s*\S", re.I)
 # A sentence ends at . ! ? followed by a space or the end (so "build/libpng16.so" stays whole).
 SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？]|$)", re.M)
-IDENTIFIER = re.compile(
-    r"https?://[^\s\"'<>)\]]+"                                  # URLs
-    r"|(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]+"                # paths with a slash
-    r"|\b[\w-]+\.(?:py|js|ts|c|h|cc|cpp|hpp|txt|md|json|ya?ml|toml|cfg|ini|log|csv|sh|cmake|"
-    r"html|css|rs|go|java|lock|xml|sql)\b"                     # file names
-    r"|\b[0-9a-f]{7,64}\b"                                      # hashes
-    r"|\b[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*[-_]\d[\w-]*\b"  # ids like call_12, PROJ-42
-    r"|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"                            # CONSTANT_NAMES
-    r"|\bv?\d+(?:\.\d+){1,3}\b|\b\d{4,}\b"                      # versions, long numbers
-)
-ERROR_LINE = re.compile(r"error|fail|not found|exception|denied|missing|refused|traceback", re.I)
+SUMMARY_TITLE = "Summary of the conversation so far (teaching model, rule-based):"
+SECTIONS = ("Goal", "Constraints", "Confirmed facts", "Changes made", "Failed attempts (and why)",
+            "Open items")
 MAX_IDENTIFIERS = 400
 
 
+SUMMARY_WORDS = ("summar", "compact", "condense", "总结", "摘要", "压缩")
+
+
 def asks_for_summary(text: str) -> bool:
-    return bool(SUMMARY_REQUEST.search(text or ""))
+    low = (text or "").lower()
+    return any(word in low for word in SUMMARY_WORDS) and bool(SUMMARY_REQUEST.search(text))
 
 
-def _sentences(text: str, pattern: re.Pattern) -> list[str]:
-    return [" ".join(s.split()) for s in SENTENCE.findall(text) if pattern.search(s)]
-
-
-def _first_line(text: str, pattern: re.Pattern | None = None) -> str:
-    for line in text.splitlines():
-        if line.strip() and (pattern is None or pattern.search(line)):
-            return line.strip()
-    return text.strip().splitlines()[0].strip() if text.strip() else ""
+def _sentences(text: str) -> list[str]:
+    return [s for s in (" ".join(s.split()) for s in SENTENCE.findall(text)) if s]
 
 
 def _short(text: str, limit: int = 240) -> str:
@@ -57,36 +74,67 @@ def _short(text: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
-ERROR_TEXT = re.compile(r"^\s*(error|traceback|failed|exception)\b", re.I)
-EXIT_CODE = re.compile(r"exit code:? [1-9]|exit_code\W+[1-9]", re.I)
-
-
-def is_error_result(content: str) -> bool:
-    """A tool result that reports a failure: JSON with an "error" key, or text starting so."""
-    try:
-        data = json.loads(content)
-    except (ValueError, TypeError):
-        return bool(ERROR_TEXT.match(content or ""))
-    return isinstance(data, dict) and "error" in data
-
-
 def _failed(content: str) -> bool:
     # For the summary a non-zero exit code also counts as a failed attempt.
-    return is_error_result(content) or bool(EXIT_CODE.search(content or ""))
+    return is_error_result(content) or bool(EXIT_CODE.search(content[:200] if content else ""))
 
 
-def _unique(items: list[str]) -> list[str]:
-    seen, out = set(), []
-    for item in items:
-        if item and item not in seen:
-            seen.add(item)
-            out.append(item)
-    return out
+def _informative(content: str) -> list[str]:
+    """What a successful result says: its first and last informative lines, and "found" lines."""
+    lines = [line for line in map(str.strip, content.splitlines())
+             if line and not (line[0] == "[" and HEADER_LINE.match(line))]
+    if not lines:
+        return ["(no output)"]
+    picked = [lines[0]] + [line for line in lines[1:-1]
+                           if "ound" in line and FOUND_LINE.search(line)][:2]
+    if len(lines) > 1:
+        picked.append(lines[-1])
+    return unique(_short(line, 200) for line in picked)
 
 
-def identifiers(text: str) -> list[str]:
-    """Identifiers worth keeping verbatim, in order of first appearance."""
-    return _unique(m.group(0).rstrip(".,:;") for m in IDENTIFIER.finditer(text))
+def _earlier_summary(text: str) -> dict[str, list[str]] | None:
+    """The sections of a summary this model wrote before (for chained compactions)."""
+    if SUMMARY_TITLE not in text:
+        return None
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in text[text.index(SUMMARY_TITLE):].splitlines():
+        if line.startswith("## "):
+            current = line[3:].strip()
+            sections.setdefault(current, [])
+        elif current and line.startswith("- ") and line[2:].strip() not in ("(none)",
+                                                                            "(none beyond those above)"):
+            sections[current].append(line[2:].strip())
+    return sections
+
+
+class _Sections:
+    def __init__(self):
+        self.items: dict[str, list[str]] = {title: [] for title in SECTIONS}
+        self.carried_identifiers: list[str] = []
+
+    def add(self, title: str, item: str) -> None:
+        self.items[title].append(item)
+
+
+def _read_user(text: str, first: bool, out: _Sections) -> None:
+    if first:
+        out.add("Goal", _short(text, 400))
+    for sentence in _sentences(text):
+        if CONSTRAINT.search(sentence):
+            out.add("Constraints", sentence)
+        elif not first and FACT.search(sentence):
+            out.add("Confirmed facts", f"user: {sentence}")
+    if not first:
+        out.add("Goal", f"then: {_short(text, 300)}")
+
+
+def _read_assistant(text: str, out: _Sections) -> None:
+    for sentence in _sentences(text):
+        if FAILURE_PROSE.search(sentence):
+            out.add("Failed attempts (and why)", f"assistant: {sentence}")
+        else:
+            out.add("Confirmed facts", f"assistant: {sentence}")
 
 
 def summarise(messages: list[dict]) -> str:
@@ -97,57 +145,64 @@ def summarise(messages: list[dict]) -> str:
         text = content_text(messages[-1].get("content"))
         transcript = [{"role": "user", "content": text.split("\n", 1)[-1] if "\n" in text else text}]
 
-    goal = ""
-    constraints, facts, changes, failures, open_items, all_text = [], [], [], [], [], []
+    out = _Sections()
+    all_text: list[str] = []
     calls: dict[str, tuple[str, str]] = {}
-    failed_names, fixed_names = [], set()
+    failed_names: list[str] = []
+    succeeded: set[str] = set()
+    seen_user = False
+    open_items: list[str] = []
     for message in transcript:
         role = message["role"]
         text = content_text(message.get("content"))
         all_text.append(text)
-        if role in ("system", "developer", "user"):
-            if role == "user" and not goal:
-                goal = _short(text, 400)
-            constraints += _sentences(text, CONSTRAINT)
-            if role == "user":
-                open_items = [_short(text)]  # the latest user ask is open until answered
+        earlier = _earlier_summary(text)
+        if earlier is not None:
+            for title, items in earlier.items():
+                if title in out.items:
+                    out.items[title] += items
+                elif title.startswith("Identifiers"):
+                    out.carried_identifiers += [i for i in items if not i.startswith("... and ")]
+            continue
+        if role in ("system", "developer"):
+            out.items["Constraints"] += [s for s in _sentences(text) if CONSTRAINT.search(s)]
+        elif role == "user":
+            _read_user(text, not seen_user, out)
+            seen_user = True
+            open_items = [_short(text)]  # the latest user ask is open until answered
         elif role == "assistant":
-            facts += _sentences(text, FACT)
+            _read_assistant(text, out)
             for call in message.get("tool_calls") or ():
                 fn = call.get("function") or {}
                 calls[call.get("id")] = (fn.get("name", "?"), fn.get("arguments", ""))
                 all_text.append(fn.get("arguments", ""))
             if text and not message.get("tool_calls"):
-                open_items = _sentences(text, OPEN)
+                open_items = [s for s in _sentences(text) if OPEN.search(s)]
         elif role == "tool":
             name, args = calls.get(message.get("tool_call_id"), ("?", ""))
             what = f"{name}({_short(args, 160)})"
             if _failed(text):
-                failures.append(f"{what} -> {_first_line(text, ERROR_LINE)}")
+                out.add("Failed attempts (and why)", f"{what} -> {' | '.join(error_causes(text))}")
                 failed_names.append(name)
-            elif CHANGE_TOOL.search(name):
-                changes.append(f"{what} -> {_short(_first_line(text), 160)}")
-                fixed_names.add(name)
             else:
-                facts.append(f"{what} -> {_short(_first_line(text), 200)}")
-                fixed_names.add(name)
-    open_items += [f"unresolved failure of {name}" for name in _unique(failed_names)
-                   if name not in fixed_names]
+                title = "Changes made" if CHANGE_TOOL.search(name) else "Confirmed facts"
+                out.add(title, f"{what} -> {' | '.join(_informative(text))}")
+                succeeded.add(name)
+    out.items["Open items"] += open_items + [
+        f"unresolved failure of {name}" for name in unique(failed_names) if name not in succeeded]
+    if not out.items["Goal"]:
+        out.items["Goal"] = ["(no user task found)"]
 
-    sections = [
-        ("Goal", [goal or "(no user task found)"]),
-        ("Constraints", _unique(constraints)),
-        ("Confirmed facts", _unique(facts)),
-        ("Changes made", _unique(changes)),
-        ("Failed attempts (and why)", _unique(failures)),
-        ("Open items", _unique(open_items)),
-    ]
-    lines = ["Summary of the conversation so far (teaching model, rule-based):"]
-    for title, items in sections:
+    lines = [SUMMARY_TITLE]
+    for title in SECTIONS:
         lines.append(f"\n## {title}")
-        lines += [f"- {item}" for item in items] or ["- (none)"]
+        lines += [f"- {item}" for item in unique(out.items[title])] or ["- (none)"]
     body = "\n".join(lines)
-    missing = [i for i in identifiers("\n".join(all_text)) if i not in body]
+    # Identifiers the sections above already quote are not listed again. (One that appears
+    # above only inside a longer identifier is listed: a repeat costs less than a search.)
+    quoted = set(identifiers(body))
+    missing = [i for i in unique(out.carried_identifiers + identifiers("\n".join(all_text)))
+               if i not in quoted]
     lines.append("\n## Identifiers (verbatim)")
     lines += [f"- {i}" for i in missing[:MAX_IDENTIFIERS]] or ["- (none beyond those above)"]
     if len(missing) > MAX_IDENTIFIERS:

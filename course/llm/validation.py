@@ -213,6 +213,8 @@ def validate_request(body) -> None:
     _validate_messages(body.get("messages"))
     names = _validate_tools(body.get("tools"))
     _validate_tool_choice(body.get("tool_choice"), names)
+    if body.get("parallel_tool_calls") is not None:
+        _expect(body["parallel_tool_calls"], (bool,), "parallel_tool_calls", "a boolean")
     if body.get("stream"):
         raise RequestError("The teaching model does not stream: leave 'stream' unset or false.",
                            "stream", "unsupported_value")

@@ -1,0 +1,226 @@
+"""Which tools a request needs, and with which arguments: word overlap, not understanding.
+
+A request is split into asks ("the time and the weather" is two asks; "X, then Y" makes Y wait
+for X). Each ask is scored against every offered tool: two points per content word shared with
+the tool's name, one per word shared with its description and parameters, where a few related
+words count as the same ("temperature" fits a weather tool, "clock" a time tool). The best tool
+of an ask with a positive score is planned; tools in one step are independent and may be called
+in parallel. Arguments are filled from the request by the parameters' names and types.
+
+The meta-tools `load_skill` and `tool_search` are never planned here: their own rules (skills,
+tool search) decide when to call them.
+"""
+from __future__ import annotations
+
+import re
+
+META_TOOLS = frozenset({"load_skill", "tool_search"})
+STOPWORDS = frozenset(
+    "a an the is are was were be been of in on at to for from by with and or not what what's "
+    "whats how who when where which why can could would should will do does did please me my i "
+    "you your it its this that these those then first after also get tell show give find us "
+    "current currently now there here some any again".split()
+)
+# Words a user says for what a tool's description calls something else (stems on both sides).
+RELATED = {
+    "weather": ("temperature", "temp", "forecast", "rain", "humid", "humidity", "wind", "windy",
+                "snow", "sunny", "hot", "cold", "warm", "celsius", "fahrenheit"),
+    "time": ("clock", "hour", "date", "today", "o'clock"),
+}
+_RELATED_BY_WORD = {word: key for key, words in RELATED.items() for word in words}
+# Ask separators: independent asks are called in parallel; "then" makes the next ask wait.
+PARALLEL_SPLIT = re.compile(r"\s*(?:,|;|\band\b|\balso\b|以及|和|并且|同时|，|；)\s*", re.I)
+SEQUENTIAL_SPLIT = re.compile(r"\s*(?:\bthen\b|\bafter that\b|\bafterwards\b|然后|之后再|再)\s*", re.I)
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
+WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*|\d+")
+
+
+def stem(word: str) -> str:
+    for suffix in ("ing", "es", "ed", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def terms(text: str) -> set[str]:
+    """Content words (stemmed, lower case) for Latin text, character bigrams for CJK text."""
+    words = re.sub(r"([a-z])([A-Z])", r"\1 \2", text).replace("_", " ")
+    found = {stem(w) for w in set(WORD.findall(words.lower())) if w not in STOPWORDS}
+    for run in CJK.findall(text):
+        found.update(run[i:i + 2] for i in range(max(1, len(run) - 1)))
+    return found
+
+
+def ask_terms(text: str) -> set[str]:
+    """The terms of what a user asks, with the related words of RELATED added."""
+    found = terms(text)
+    return found | {_RELATED_BY_WORD[t] for t in found if t in _RELATED_BY_WORD}
+
+
+def key_terms(text: str, limit: int = 8) -> str:
+    """The request's content words in their original spelling and order (for a search query)."""
+    seen, out = set(), []
+    for word in WORD.findall(text):
+        low = word.lower()
+        if low not in STOPWORDS and low not in seen and (len(low) > 2 or word.isdigit()):
+            seen.add(low)
+            out.append(word)
+    out += [run for run in CJK.findall(text) if run not in seen]
+    return " ".join(out[:limit])
+
+
+def tool_name(tool: dict) -> str:
+    return tool["function"]["name"]
+
+
+def _tool_terms(tool: dict) -> tuple[set[str], set[str]]:
+    fn = tool["function"]
+    name_terms = terms(fn["name"])
+    other = terms(fn.get("description") or "")
+    properties = (fn.get("parameters") or {}).get("properties") or {}
+    if isinstance(properties, dict):
+        for pname, spec in properties.items():
+            other |= terms(str(pname))
+            if isinstance(spec, dict):
+                other |= terms(str(spec.get("description", "")))
+    return name_terms, other
+
+
+def score(ask: str, tool: dict) -> int:
+    """How well a tool fits an ask: 2 per shared name word, 1 per shared description word."""
+    wanted = ask_terms(ask)
+    name_terms, other = _tool_terms(tool)
+    return 2 * len(wanted & name_terms) + len(wanted & other)
+
+
+def ordinary_tools(tools: list[dict]) -> list[dict]:
+    return [t for t in tools if tool_name(t) not in META_TOOLS]
+
+
+def plan_tool_groups(request: str, tools: list[dict]) -> list[list[str]]:
+    """Tool names per step: tools in one group are independent and called in parallel."""
+    tools = ordinary_tools(tools)
+    groups: list[list[str]] = []
+    if not tools:
+        return groups
+    for step in SEQUENTIAL_SPLIT.split(request):
+        group: list[str] = []
+        for ask in PARALLEL_SPLIT.split(step):
+            if not ask.strip():
+                continue
+            scored = [(score(ask, tool), -i, tool_name(tool)) for i, tool in enumerate(tools)]
+            best = max(scored, default=(0, 0, None))
+            if best[0] > 0 and best[2] not in group and not any(best[2] in g for g in groups):
+                group.append(best[2])
+        if group:
+            groups.append(group)
+    return groups
+
+
+def best_tool(request: str, tools: list[dict]) -> dict:
+    """The offered tool that fits the request best (ties: the first offered)."""
+    candidates = ordinary_tools(tools) or tools
+    return max(candidates, key=lambda t: (score(request, t), -candidates.index(t)))
+
+
+# ---------------------------------------------------------------- arguments from the request
+QUOTED = re.compile(r"[\"“'`]([^\"”'`]{1,200})[\"”'`]")
+URL = re.compile(r"https?://[^\s\"'<>]+")
+PATH = re.compile(r"(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]+|\b[\w-]+\.[A-Za-z]{1,5}\b")
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+PLACE_AFTER = re.compile(r"\b(?:in|for|at|of|about|near)\s+((?:[A-Z][\w'-]*)(?:\s+[A-Z][\w'-]*)*)")
+CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)*)")
+EXAMPLE = re.compile(r"e\.g\.,?\s*([^\s,;)]+)")
+
+
+def _entity(text: str) -> str | None:
+    match = PLACE_AFTER.search(text) or CAPITALISED.search(text)
+    return match.group(1) if match else None
+
+
+def _argument(pname: str, spec: dict, request: str, ask: str):
+    kind = spec.get("type", "string")
+    lname = pname.lower()
+    enum = spec.get("enum")
+    if isinstance(enum, list) and enum:
+        for value in enum:
+            if str(value).lower() in request.lower():
+                return value
+        return enum[0]
+    if kind in ("integer", "number"):
+        numbers = NUMBER.findall(request)
+        if not numbers:
+            return None
+        return int(float(numbers[0])) if kind == "integer" else float(numbers[0])
+    if kind == "boolean":
+        return None
+    if "url" in lname:
+        match = URL.search(request)
+        return match.group(0) if match else None
+    if any(k in lname for k in ("path", "file", "dir")):
+        match = PATH.search(URL.sub("", request))
+        return match.group(0) if match else None
+    quoted = QUOTED.search(request)
+    if any(k in lname for k in ("query", "pattern", "text", "keyword", "command", "q", "term")):
+        if quoted:
+            return quoted.group(1)
+        return ask.strip(" ?.!。？")
+    entity = _entity(request)
+    if entity:
+        # Prefer an example from the description that mentions the entity
+        # ("Timezone name, e.g. America/Vancouver" -> "America/Vancouver").
+        for example in EXAMPLE.findall(str(spec.get("description", ""))):
+            if entity.lower() in example.lower():
+                return example
+        return entity
+    return quoted.group(1) if quoted else None
+
+
+def _properties(tool: dict) -> tuple[dict, set]:
+    params = tool["function"].get("parameters") or {}
+    properties = params.get("properties") if isinstance(params, dict) else None
+    required = params.get("required") if isinstance(params, dict) else None
+    return (properties if isinstance(properties, dict) else {},
+            set(r for r in required if isinstance(r, str)) if isinstance(required, list) else set())
+
+
+def fill_arguments(tool: dict, request: str, ask: str | None = None) -> dict:
+    """Arguments for `tool` read from the request (required ones fall back to the ask's text)."""
+    ask = request if ask is None else ask
+    properties, required = _properties(tool)
+    args = {}
+    for pname, spec in properties.items():
+        value = _argument(str(pname), spec if isinstance(spec, dict) else {}, request, ask)
+        if value is None and pname in required:
+            value = ask.strip(" ?.!。？")
+        if value is not None:
+            args[pname] = value
+    return args
+
+
+def typed_arguments(tool: dict | None, raw: dict[str, str]) -> dict:
+    """`key=value` strings (from an instruction or a skill step) typed by the tool's schema."""
+    properties = _properties(tool)[0] if tool else {}
+    args = {}
+    for key, value in raw.items():
+        kind = (properties.get(key) or {}).get("type") if isinstance(properties.get(key), dict) else None
+        if kind in ("integer", "number") and NUMBER.fullmatch(value):
+            args[key] = int(float(value)) if kind == "integer" else float(value)
+        elif kind == "boolean" and value.lower() in ("true", "false"):
+            args[key] = value.lower() == "true"
+        else:
+            args[key] = value
+    return args
+
+
+KEY_VALUE = re.compile(r"\b([A-Za-z_][\w-]*)\s*=\s*(\"[^\"]*\"|'[^']*'|`[^`]*`|[^\s,;)]+)")
+
+
+def key_values(text: str) -> dict[str, str]:
+    """`key=value` pairs written in text, quotes removed, in order."""
+    pairs = {}
+    for key, value in KEY_VALUE.findall(text):
+        if value[:1] in "\"'`" and value[-1:] == value[:1] and len(value) >= 2:
+            value = value[1:-1]
+        pairs[key] = value.rstrip(".")
+    return pairs

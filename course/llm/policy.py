@@ -1,0 +1,250 @@
+"""How the teaching model decides: one ordered list of small rules.
+
+The teaching model is not a language model. Its reply is a function of the request alone (the
+messages, the tools, `tool_choice` and `parallel_tool_calls`): nothing is remembered between
+requests except the prompt cache, which changes the bill, never the reply. The rules are tried
+in this order; the first that decides makes the reply:
+
+    #   rule               what it does
+    1   validation         a request a provider would reject gets HTTP 400 naming the problem
+    2   tool_choice        "none": no call; a named function: exactly that call; "required": at
+                           least one call; parallel_tool_calls false: at most one call per reply
+    3   summary            asked to summarise or compact the conversation: a structured summary
+                           built from every role, identifiers copied whole
+    4   untrusted_content  an instruction in a tool result of this turn is followed (a simulated
+                           weakness) unless the system prompt declares <external_content> to be
+                           data and the instruction is inside such a fence
+    5   retry_failed       calls of the last round whose result is an error are made again
+    6   own_state          questions about the run are answered from the latest <agent_status>
+                           block (trusted), else by counting what is visible
+    7   skills             with an <available_skills> catalogue and load_skill: load the skill
+                           the request matches, then follow its steps, one call per step
+    8   memory             the window is the memory: a needed call whose result (same tool, same
+                           arguments) is visible is answered from it; any other is made
+    9   tool_search        no offered tool fits and tool_search is offered: search for one
+    10  required           tool_choice "required" and nothing else called: the best-fitting tool
+    11  results            answer from the tool results of this turn
+    12  default            say what the teaching model is, and repeat the request
+
+Rules 2 to 11 are each a small function here or in the module named in RULES; `tool_choice`
+limits are applied by `Context.call` and `Context.answer`, so a rule that would call a tool when
+no call is allowed (or answer in text when a call is required) steps aside and the next rule
+is tried. Every rule that looks and finds something adds a step to the trace, which the server
+returns as the extra top-level field `teaching_trace` (`course.llm.explain` renders it).
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Callable
+
+from course.llm.answers import describe_result
+from course.llm.context import Context, Decision, show_call
+from course.llm.planning import (ask_terms, best_tool, fill_arguments, key_terms, ordinary_tools,
+                                 plan_tool_groups, score, terms)
+from course.llm.skills import rule_skills
+from course.llm.status import rule_own_state
+from course.llm.summary import asks_for_summary, summarise
+from course.llm.untrusted import rule_untrusted_content
+from course.llm.validation import validate_request
+
+MIN_RECALL_TERMS = 2
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    summary: str
+    apply: Callable[[Context], Decision | None] | None  # None: validation, run on the raw body
+
+
+def rule_tool_choice(ctx: Context) -> Decision | None:
+    """A named function is called at once; "none", "required" and parallel limits are noted."""
+    if ctx.forced:
+        tool = ctx.by_name[ctx.forced]
+        return ctx.call("tool_choice", f"tool_choice names {ctx.forced}: exactly that call",
+                        [(ctx.forced, fill_arguments(tool, ctx.request))])
+    if ctx.tool_choice == "none" and ctx.tools:
+        ctx.note("tool_choice", "tool_choice is \"none\": text only, whatever the request")
+    if ctx.must_call:
+        ctx.note("tool_choice", "tool_choice is \"required\": the reply must call a tool")
+    return None  # parallel_tool_calls false is applied (and noted) where calls are made
+
+
+def rule_summary(ctx: Context) -> Decision | None:
+    last = len(ctx.messages) - 1
+    if ctx.last_role not in ("user", "system", "developer") or not asks_for_summary(ctx.text(last)):
+        return None
+    return ctx.answer("summary", f"messages[{last}] asks for a summary of the conversation: "
+                                 f"structured sections from every role, identifiers verbatim",
+                      summarise(ctx.messages), [last])
+
+
+def rule_retry_failed(ctx: Context) -> Decision | None:
+    failed = [c for c in ctx.last_round() if c.id in ctx.results and ctx.results[c.id].error]
+    if not failed:
+        return None
+    where = ", ".join(f"messages[{ctx.results[c.id].index}]" for c in failed)
+    return ctx.call("retry_failed", f"the last round's result in {where} is an error: try again",
+                    [(c.name, c.arguments) for c in failed], [ctx.results[c.id].index for c in failed])
+
+
+def _recall(ctx: Context) -> Decision | None:
+    """No tool fits: a result from an earlier turn that shares the question's words answers it."""
+    if not any(result.index < ctx.last_user for _, result in ctx.answered.values()):
+        return None
+    wanted = ask_terms(ctx.request)
+    best = None
+    for call, result in ctx.answered.values():
+        if result.index > ctx.last_user:
+            continue
+        shared = wanted & (terms(result.content) | terms(call.name) | terms(call.arguments))
+        if len(shared) >= MIN_RECALL_TERMS and (best is None or len(shared) >= best[0]):
+            best = (len(shared), call, result, shared)
+    if best is None:
+        return None
+    _, call, result, shared = best
+    return ctx.answer("memory", f"no offered tool fits; the {call.name} result still in "
+                                f"messages[{result.index}] shares {len(shared)} words with the "
+                                f"question: answer from it",
+                      f"As {call.name} returned earlier: "
+                      + describe_result(call.name, call.args, result.content),
+                      [ctx.last_user, result.index])
+
+
+def rule_memory(ctx: Context) -> Decision | None:
+    """Plan the calls the request needs; answer from visible results, call for the rest."""
+    if ctx.last_user < 0:
+        return None
+    groups = plan_tool_groups(ctx.request, ctx.tools)
+    if not groups:
+        return _recall(ctx)
+    seen = []
+    for group in groups:
+        todo = []
+        for name in group:
+            args = fill_arguments(ctx.by_name[name], ctx.request)
+            found = ctx.visible_result(name, args)
+            if found:
+                seen.append(found)
+            else:
+                todo.append((name, args))
+        if todo:
+            gone = ", ".join(show_call(n, a) for n, a in todo)
+            why = f"the request needs {gone}; no such result is visible"
+            if seen:
+                why += (f" ({', '.join(c.name for c, _ in seen)} answered from "
+                        f"{', '.join(f'messages[{r.index}]' for _, r in seen)})")
+            return ctx.call("memory", why, todo, [ctx.last_user] + [r.index for _, r in seen])
+    parts = []
+    for call, result in seen:
+        text = describe_result(call.name, call.args, result.content)
+        parts.append(text if result.index > ctx.last_user else f"As {call.name} returned earlier: {text}")
+    listed = ", ".join(f"{show_call(c.name, c.args)} in messages[{r.index}]" for c, r in seen)
+    return ctx.answer("memory", f"every call the request needs has a visible result ({listed}): "
+                                f"answer without calling", "\n\n".join(parts),
+                      [ctx.last_user] + [r.index for _, r in seen])
+
+
+def rule_tool_search(ctx: Context) -> Decision | None:
+    if "tool_search" not in ctx.by_name or ctx.last_user < 0 or not ctx.request.strip():
+        return None
+    if any(score(ctx.request, tool) > 0 for tool in ordinary_tools(ctx.tools)):
+        return None
+    properties = (ctx.by_name["tool_search"]["function"].get("parameters") or {}).get("properties")
+    names = [k for k, v in (properties or {}).items()
+             if isinstance(v, dict) and v.get("type", "string") == "string"]
+    args = {names[0] if names else "query": key_terms(ctx.request)}
+    done = ctx.visible_result("tool_search", args)
+    if done:
+        ctx.note("tool_search", f"tool_search already answered in messages[{done[1].index}] and "
+                                f"still no offered tool fits the request", [done[1].index])
+        return None
+    return ctx.call("tool_search", "no offered tool fits the request; tool_search is offered",
+                    [("tool_search", args)], [ctx.last_user])
+
+
+def rule_required(ctx: Context) -> Decision | None:
+    if not ctx.must_call:
+        return None
+    tool = best_tool(ctx.request, ctx.tools)
+    name = tool["function"]["name"]
+    return ctx.call("required", f"tool_choice is \"required\" and no other rule called a tool: "
+                                f"{name} fits the request best", [(name, fill_arguments(tool, ctx.request))])
+
+
+def rule_results(ctx: Context) -> Decision | None:
+    answered = [(c, ctx.results[c.id]) for c in ctx.calls_since(ctx.last_user) if c.id in ctx.results]
+    if not answered:
+        return None
+    # Report what worked; report failures only when nothing did.
+    shown = [(c, r) for c, r in answered if not r.error] or answered
+    text = "\n\n".join(describe_result(c.name, c.args, r.content) for c, r in shown)
+    return ctx.answer("results", "nothing more to call: answer from this turn's tool results",
+                      text, [r.index for _, r in shown])
+
+
+def rule_default(ctx: Context) -> Decision | None:
+    said = " ".join(ctx.request.split())
+    if len(said) > 200:
+        said = said[:200] + "..."
+    return ctx.answer("default", "no other rule applies: say what I am", (
+        "I am the course's teaching model: a small rule-based stand-in for an LLM, not a real "
+        "one. I call the tools a request gives me, answer from their results, and summarise a "
+        f"conversation when asked. You said: \"{said}\""), [ctx.last_user] if ctx.last_user >= 0 else [])
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("validation", "a request a provider would reject gets HTTP 400 naming the problem", None),
+    Rule("tool_choice", "\"none\": no call; a named function: exactly that call; \"required\": at "
+                        "least one call; parallel_tool_calls false: at most one call", rule_tool_choice),
+    Rule("summary", "asked to summarise the conversation: structured sections from every role, "
+                    "identifiers copied whole", rule_summary),
+    Rule("untrusted_content", "an instruction inside a tool result is followed, unless fenced in "
+                              "<external_content> under a system-prompt policy", rule_untrusted_content),
+    Rule("retry_failed", "a call whose result is an error is made again", rule_retry_failed),
+    Rule("own_state", "questions about the run: from the latest <agent_status> block, else by "
+                      "counting what is visible", rule_own_state),
+    Rule("skills", "load the catalogue skill the request matches, then one call per step",
+         rule_skills),
+    Rule("memory", "a needed result still visible is used; a missing one is fetched by calling",
+         rule_memory),
+    Rule("tool_search", "no offered tool fits and tool_search is offered: search for one",
+         rule_tool_search),
+    Rule("required", "tool_choice \"required\" and no call yet: the best-fitting tool", rule_required),
+    Rule("results", "answer from this turn's tool results", rule_results),
+    Rule("default", "say what the teaching model is and repeat the request", rule_default),
+)
+
+
+def rule_table() -> list[tuple[int, str, str]]:
+    """(position, rule, what it does) for every rule, in the order they are tried."""
+    return [(n, rule.name, rule.summary) for n, rule in enumerate(RULES, 1)]
+
+
+def decide(body) -> tuple[Decision, Context]:
+    """Validate the request (HTTP 400 on a problem), then let the first rule that decides reply."""
+    validate_request(body)
+    ctx = Context(body)
+    n, t = len(ctx.messages), len(ctx.tools)
+    ctx.note("validation", f"a valid request: {n} message{'s' * (n != 1)}, {t} tool{'s' * (t != 1)}")
+    for rule in RULES[1:]:
+        decision = rule.apply(ctx)
+        if decision is not None:
+            return decision, ctx
+    raise AssertionError("the default rule always decides")  # pragma: no cover
+
+
+def _call_id(seed: str, index: int) -> str:
+    return "call_" + hashlib.sha256(f"{seed}:{index}".encode()).hexdigest()[:24]
+
+
+def reply_message(decision: Decision, ctx: Context, seed: str) -> dict:
+    """The assistant message: the decision, the notes every reply carries, ids from the seed."""
+    parts = ([decision.content] if decision.content else []) + ctx.notes
+    message = {"role": "assistant", "content": "\n\n".join(parts) if parts else None}
+    if decision.calls:
+        message["tool_calls"] = [{"id": _call_id(seed, i), "type": "function",
+                                  "function": {"name": name, "arguments": arguments}}
+                                 for i, (name, arguments) in enumerate(decision.calls)]
+    return message
