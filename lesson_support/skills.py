@@ -592,3 +592,22 @@ def tool_loading_rows(catalogue: list[dict], found_per_request, base: list[dict]
         rows.append({"request": number, "preload": preload, "deferred": tools_tokens(tools),
                      "tools": len(tools)})
     return rows
+
+
+# ------------------------------------------------------------------ the cache, predicted offline
+CACHE_MINIMUM, CACHE_BLOCK = 1024, 128   # OpenAI's reporting rules, also the teaching model's
+
+
+def predicted_cached(earlier: list[list[int]], ids: list[int]) -> int:
+    """Cached tokens a prefix cache reports for `ids` after the requests `earlier`: the longest
+    shared prefix, rounded down to 128-token blocks, 0 below 1,024 tokens."""
+    best = 0
+    for other in earlier:
+        n = 0
+        for a, b in zip(other, ids):
+            if a != b:
+                break
+            n += 1
+        best = max(best, n)
+    blocks = best // CACHE_BLOCK * CACHE_BLOCK
+    return blocks if blocks >= CACHE_MINIMUM else 0

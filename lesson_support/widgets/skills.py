@@ -17,10 +17,8 @@ import re
 from dataclasses import dataclass
 
 from lesson_support.skills import (CATALOG_BUDGET, PLACEMENTS, SKILLS_DIR, core_tools,
-                                   course_skills, placement_requests, skill_files,
-                                   skill_result_text)
-from solutions.caching import expected_cached_tokens
-from solutions.costs import OPENAI_RULES
+                                   course_skills, placement_requests, predicted_cached,
+                                   skill_files, skill_result_text)
 from solutions.skills import Skill, build_catalog, read_skill_file
 from solutions.tokens import count_tokens, request_token_ids
 
@@ -96,7 +94,7 @@ def placement_effect(placement: str, request: str, skills: list[Skill]) -> list[
                                               (request, LATER_REQUEST)):
         ids = request_token_ids(messages, tools)
         rows.append({"request": label, "prompt_tokens": len(ids),
-                     "cached_tokens": expected_cached_tokens(earlier, ids, OPENAI_RULES)})
+                     "cached_tokens": predicted_cached(earlier, ids)})
         earlier.append(ids)
     return rows
 

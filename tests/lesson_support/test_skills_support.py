@@ -124,3 +124,10 @@ def test_tool_changes(server, change):
 def test_unknown_change():
     with pytest.raises(ValueError):
         ls.changed_tools("shuffled", [], {}, "")
+
+
+def test_predicted_cached_follows_openai_rules():
+    assert ls.predicted_cached([], [1] * 5000) == 0
+    assert ls.predicted_cached([[1] * 2000], [1] * 1400 + [3]) == 1280
+    assert ls.predicted_cached([[1] * 2000], [1] * 1000) == 0
+    assert ls.predicted_cached([[2] * 3000, [1] * 1500], [1] * 3000) == 1408
