@@ -1,11 +1,13 @@
 """Notes browser (Chapter 06): filter notes by type and tag, search them, open one.
 
-The logic is in plain functions (tested in tests/test_notes_widget.py) built on
+The logic is in plain functions (tested in tests/lesson_support/test_notes_widget.py) built on
 `solutions.notes`; `notes_browser()` only wires controls to them.
 """
 from __future__ import annotations
 
 import html
+import shutil
+import tempfile
 from pathlib import Path
 
 from solutions.notes import NOTE_TYPES, Note, NoteError, NoteTool
@@ -55,13 +57,26 @@ def summary_html(tool: NoteTool) -> str:
     s = tool.summary()
     counts = ", ".join(f"{n} {t}" for t, n in s["by_type"].items() if n)
     blockers = "; ".join(f"{b['id']} {html.escape(b['title'])}" for b in s["blockers"]) or "none"
-    return f"<div>{s['total']} notes ({counts or 'none'}). Open blockers: {blockers}.</div>"
+    damaged = "".join(f"<div style='color:#b00'>damaged, left as it is: "
+                      f"{html.escape(d['problem'])}</div>" for d in s["damaged"])
+    return f"<div>{s['total']} notes ({counts or 'none'}). Open blockers: {blockers}.</div>{damaged}"
 
 
-def notes_browser(tool: NoteTool | str | Path = SAMPLE_FOLDER):
-    """Type and tag filters and a search box -> a list of notes -> the note picked."""
+def sample_tool() -> NoteTool:
+    """A NoteTool on a private copy of the sample notes (the committed folder is never written:
+    opening a folder builds its index there)."""
+    folder = Path(tempfile.mkdtemp(prefix="notes-sample-")) / SAMPLE_FOLDER.name
+    shutil.copytree(SAMPLE_FOLDER, folder)
+    return NoteTool(folder)
+
+
+def notes_browser(tool: NoteTool | str | Path | None = None):
+    """Type and tag filters and a search box -> a list of notes -> the note picked.
+    Without a tool or folder, it browses a copy of the sample notes."""
     import ipywidgets as widgets
 
+    if tool is None:
+        tool = sample_tool()
     tool = tool if isinstance(tool, NoteTool) else NoteTool(tool)
     label = {"style": {"description_width": "5em"}}
     kind = widgets.Dropdown(options=[ALL, *NOTE_TYPES], description="type", **label)

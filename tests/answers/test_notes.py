@@ -1,8 +1,10 @@
-"""NoteTool (solutions/notes.py): the file format and its exact round trip, hostile ids,
-ids unique for ever, atomic writes, the index rebuilt from the files, two processes writing at
-once, search in Chinese and English, and notes feeding a GSSC context."""
+"""NoteTool (solutions/notes/): the file format and its exact round trip, hostile ids,
+ids unique for ever, atomic writes, two processes writing at once, the seven actions, search in
+Chinese and English, and notes feeding a GSSC context. The index's promises (healing, damaged
+files, leftovers, scale) are in test_notes_index.py."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -14,10 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from solutions.gssc import ContextBuilder, ContextConfig, Packet
-from solutions.notes import (NOTE_TYPES, TOOL_SPEC, InvalidNoteId, Note, NoteError,
+from solutions.notes import (INDEX_DIR, NOTE_TYPES, TOOL_SPEC, InvalidNoteId, Note, NoteError,
                              NoteFormatError, NoteNotFound, NoteTool, check_note_id, note_path,
-                             note_to_packet, parse_note, render_note, replay_scenario,
-                             search_notes, write_atomic)
+                             note_to_packet, parse_note, render_note, search_notes,
+                             write_atomic)
+from lesson_support.notes_scenario import replay_scenario
 from course.paths import DATA_DIR, REPO_ROOT
 
 DATA = DATA_DIR / "notes"
@@ -52,8 +55,26 @@ def tool(tmp_path, clock):
 
 
 def snapshot(root: Path) -> dict:
-    """Every file under root with its bytes (to prove nothing changed)."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    """Every file under root with its bytes (to prove nothing changed), except the index's
+    database files (SQLite updates its shared-memory file even when it only reads)."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and INDEX_DIR not in p.relative_to(root).parts}
+
+
+def index_rows(folder: Path) -> list:
+    """What the index holds about the notes (to prove a refused call changed nothing)."""
+    import sqlite3
+    db = sqlite3.connect(f"file:{folder / INDEX_DIR / 'notes.sqlite3'}?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT id, file_key, problem, title, type, tags, content FROM notes "
+                          "ORDER BY id").fetchall()
+    finally:
+        db.close()
+
+
+def lose_index(folder: Path) -> None:
+    """Delete the index, whatever it is (it is a cache)."""
+    shutil.rmtree(folder / INDEX_DIR, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- the format
@@ -153,7 +174,7 @@ def test_a_symlink_planted_in_the_folder_is_not_followed(tmp_path, clock):
     os.symlink(secret, tool.folder / "note-0001.md")
     problems = tool.rebuild_index()
     assert problems and "cannot be opened safely" in problems[0]
-    with pytest.raises(NoteNotFound):
+    with pytest.raises(NoteFormatError, match="cannot be opened safely"):
         tool.read("note-0001")
     assert tool.create("new", "x").id == "note-0002"  # the planted name stays taken
     assert secret.read_text() == "top secret"
@@ -165,7 +186,7 @@ def test_ids_are_never_reused_even_after_delete_and_a_lost_index(tool, clock):
     tool.delete("note-0003")
     assert tool.create("n3", "x").id == "note-0004"
     tool.delete("note-0004")
-    (tool.folder / "index.json").unlink()
+    lose_index(tool.folder)
     fresh = NoteTool(tool.folder, clock=clock)
     assert fresh.create("again", "x").id == "note-0005"
     with pytest.raises(NoteNotFound, match="was deleted"):
@@ -209,44 +230,6 @@ def test_a_crash_halfway_through_the_data_leaves_the_old_file(tmp_path, monkeypa
 # --------------------------------------------------------------------------- the index
 
 
-def test_a_missing_or_corrupt_index_is_rebuilt_from_the_files(tool, clock):
-    tool.create("a", "alpha", "task_state", ["x"])
-    tool.create("b", "beta", "blocker", ["y"])
-    index = tool.folder / "index.json"
-    good = json.loads(index.read_text())
-    bad_entry = dict(good["notes"]["note-0001"], tags="x")
-    for damage in ("", "{not json", '{"format": 1, "next_id": 1, "notes": {}, "unreadable": {}}',
-                   json.dumps({"format": 1, "next_id": 9, "unreadable": {},
-                               "notes": {"../../etc": {"type": "general"}}}),
-                   json.dumps(dict(good, notes=dict(good["notes"], **{"note-0001": bad_entry}))),
-                   None):
-        if damage is None:
-            index.unlink()
-        else:
-            index.write_text(damage)
-        fresh = NoteTool(tool.folder, clock=clock)
-        assert [n.id for n in fresh.list()] == ["note-0002", "note-0001"]
-        assert json.loads(index.read_text()) == good
-
-
-def test_an_unreadable_note_is_reported_left_alone_and_its_id_stays_taken(tool, clock):
-    tool.create("fine", "x")
-    broken = tool.folder / "note-0002.md"
-    broken.write_text("not a note at all")
-    fresh = NoteTool(tool.folder, clock=clock)
-    assert [n.id for n in fresh.list()] == ["note-0001"]
-    assert fresh.problems == ["note-0002.md: a note file must start with a '---' line (YAML front matter)"]
-    assert fresh.create("next", "y").id == "note-0003"
-    assert broken.read_text() == "not a note at all"
-    index = json.loads((tool.folder / "index.json").read_text())
-    assert list(index["unreadable"]) == ["note-0002"]
-    # the known-bad file does not force a rebuild on every call; fixing it is picked up
-    mtime = (tool.folder / "index.json").stat().st_mtime_ns
-    assert NoteTool(tool.folder).list() and (tool.folder / "index.json").stat().st_mtime_ns == mtime
-    broken.unlink()
-    assert NoteTool(tool.folder).problems == []
-
-
 def test_a_note_written_behind_the_index_back_is_picked_up(tool):
     tool.create("a", "alpha")
     other = Note("note-0007", "dropped in by hand", "reference", (), T0, T0, "zlib notes")
@@ -282,7 +265,7 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     assert len(notes) == 80 and len({n.id for n in notes}) == 80
     assert sorted(n.title for n in notes) == sorted(f"{w} {i}" for w in ("alpha", "beta") for i in range(40))
     assert len(tool.list(tags=["alpha"])) == len(tool.list(tags=["beta"])) == 40
-    assert json.loads((folder / "index.json").read_text())["next_id"] == 81
+    assert tool.create("after both", "x").id == "note-0081"
 
 
 # --------------------------------------------------------------------------- the actions
@@ -308,9 +291,11 @@ def test_bad_input_is_refused_and_nothing_is_written(tool, kwargs, message):
     tool.create("existing", "note")
     before = snapshot(tool.folder)
     fields = dict(title="t", content="c") | kwargs
+    rows = index_rows(tool.folder)
     with pytest.raises(NoteError, match=message):
         tool.create(**fields)
-    assert snapshot(tool.folder) == before
+    assert snapshot(tool.folder) == before and index_rows(tool.folder) == rows
+    assert tool.create("fine", "x").id == "note-0002"  # the refused call spent no id
 
 
 def test_list_filters_by_type_and_all_given_tags_newest_first(tool, clock):
@@ -335,6 +320,7 @@ def test_summary_counts_types_and_tags_and_lists_blockers(tool, clock):
     assert s["tags"] == {"zlib": 2, "cmake": 1}
     assert [b["id"] for b in s["blockers"]] == ["note-0001"]
     assert [r["id"] for r in s["recent"]] == ["note-0002", "note-0001"]
+    assert s["damaged"] == []
 
 
 def test_search_finds_chinese_and_english_ranked_by_relevance_then_recency(tool, clock):
@@ -395,9 +381,17 @@ def test_notes_become_packets_in_the_right_section_and_blockers_weigh_more():
     assert note_to_packet(ref).section == "Evidence"
 
 
+def notes_and_tombstones(folder: Path) -> dict:
+    return {name: data for name, data in snapshot(folder).items()
+            if name.startswith(("note-", ".deleted/"))}
+
+
 def test_the_scenario_replays_to_the_committed_folder(tmp_path):
     replay_scenario(DATA / "libpng_scenario.json", tmp_path / "replayed")
-    assert snapshot(tmp_path / "replayed") == snapshot(DATA / "libpng-aarch64")
+    committed = snapshot(DATA / "libpng-aarch64")
+    assert notes_and_tombstones(tmp_path / "replayed") == committed
+    assert set(committed) == set(notes_and_tombstones(DATA / "libpng-aarch64")), \
+        "the committed sample holds notes and tombstones only (no index: it is a cache)"
 
 
 def test_a_partial_replay_stops_at_the_time_given_and_steps_must_be_in_order(tmp_path):

@@ -48,3 +48,16 @@ def test_the_browser_filters_searches_and_opens(tool):
     query.value = "zlib"
     listing.value = "note-0005"
     assert "deps/zlib" in viewer.value
+
+
+def test_the_default_browser_works_on_a_copy_and_never_writes_the_committed_sample():
+    before = sorted(p.name for p in widget.SAMPLE_FOLDER.rglob("*"))
+    box = widget.notes_browser()
+    assert len(box.children[2].options) == 7
+    assert sorted(p.name for p in widget.SAMPLE_FOLDER.rglob("*")) == before
+
+
+def test_a_damaged_note_shows_in_the_summary(tool):
+    (tool.folder / "note-0003.md").write_text("not a note")
+    page = widget.summary_html(tool)
+    assert "6 notes" in page and "damaged, left as it is: note-0003.md" in page

@@ -1,0 +1,33 @@
+"""Chapter 06: NoteTool, durable structured notes kept outside the context window.
+
+Notes are for people, the index is for the machine:
+
+    format.py    the Note, its id rules, and the Markdown + YAML file format (exact round trip)
+    files.py     the folder on disk: atomic writes, safe reads, tombstones, the highest id
+    search.py    search_notes, the ranking every search follows (Chinese and English)
+    index.py     the SQLite index: a cache of the files that makes every action cheap
+    tool.py      NoteTool: the seven actions, the lock, and the index kept in step with the files
+    adapters.py  notes as GSSC packets (Chapter 03) and the tool-call entry point
+
+The lab's exercises are `check_note_id`, `render_note`, `parse_note` and `search_notes`.
+Every public name is importable from `solutions.notes`.
+"""
+from solutions.notes.adapters import (ACTIONS, NOTE_PRIORITY, NOTE_SECTION, TOOL_SPEC, as_json,
+                                      note_to_packet, notes_source, notes_to_packets, run_action)
+from solutions.notes.files import (HIGHEST_ID_FILE, TOMBSTONES, file_key, read_note_file,
+                                   write_atomic)
+from solutions.notes.format import (NOTE_TYPES, InvalidNoteId, Note, NoteError,
+                                    NoteFormatError, NoteNotFound, check_note_id, id_number,
+                                    note_path, note_terms, parse_note, render_note)
+from solutions.notes.index import INDEX_DIR, NoteIndex
+from solutions.notes.search import newest_first, search_notes
+from solutions.notes.tool import LEGACY_INDEX, NoteTool, utc_now
+
+__all__ = [
+    "ACTIONS", "HIGHEST_ID_FILE", "INDEX_DIR", "LEGACY_INDEX", "NOTE_PRIORITY",
+    "NOTE_SECTION", "NOTE_TYPES", "TOMBSTONES", "TOOL_SPEC", "InvalidNoteId", "Note",
+    "NoteError", "NoteFormatError", "NoteIndex", "NoteNotFound", "NoteTool", "as_json",
+    "check_note_id", "file_key", "id_number", "newest_first", "note_path", "note_terms",
+    "note_to_packet", "notes_source", "notes_to_packets", "parse_note", "read_note_file",
+    "render_note", "run_action", "search_notes", "utc_now", "write_atomic",
+]

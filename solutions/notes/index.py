@@ -1,0 +1,344 @@
+"""The index: what the machine reads instead of every note file, kept in SQLite (standard library).
+
+The note files are for people: Markdown and YAML they can read, edit, diff and keep in git.
+The index is for the machine: one SQLite database in `.index/` that answers "which notes are
+blockers", "which notes match 找不到 zlib" or "what is the highest id" without opening every
+file. It is only a cache of the files: delete it and it is rebuilt from them.
+
+    meta      format, the highest id ever seen, the folder's key when the index last matched it
+    notes     one row per note file: its file key (to notice a changed file), its fields, or the
+              reason it cannot be read ("problem") for a damaged file
+    tags      tag -> note
+    postings  term -> note, one row per note and search term (Chapter 03's terms: words, and
+              Chinese character pairs), ordered within a term from the oldest note to the newest
+
+Every write touches the rows of one note, so it costs the same with ten notes or ten thousand
+(SQLite's B-trees grow by a level now and then). A search ranks exactly like `search_notes`
+(share of the query's terms found, then the newest, then the highest id) but reads only the
+postings of the query's terms, newest notes first, a window at a time: it stops as soon as no
+older note could still make the top `limit` (an older note can rank higher only by containing
+more of the query's terms, and the postings say which terms still occur further back).
+
+The database runs in WAL mode (one writer, readers never blocked, a commit is one append) with
+`synchronous=NORMAL`: a power cut may lose the last commits of the index, never the note files
+(they are flushed to disk first), and a lost commit is noticed and rebuilt like any other gap.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Iterable, NamedTuple, Sequence
+
+from solutions.notes.format import Note, NoteError, id_number, note_terms
+
+INDEX_DIR = ".index"
+DATABASE = "notes.sqlite3"
+FORMAT = "notes-index-1"
+FIRST_WINDOW = 64      # a search looks at the newest 64 notes first, then 4 times as many...
+MAX_BOUND_TERMS = 400  # longer queries pass their terms through a temporary table
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE notes (
+    rid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    number INTEGER NOT NULL,
+    file_key TEXT NOT NULL,
+    problem TEXT,
+    title TEXT, type TEXT, tags TEXT, created_at TEXT, updated_at TEXT, content TEXT,
+    updated_us INTEGER
+);
+CREATE INDEX notes_recent ON notes (updated_us, number, rid) WHERE problem IS NULL;
+CREATE INDEX notes_type ON notes (type, updated_us, number, rid) WHERE problem IS NULL;
+CREATE TABLE tags (tag TEXT NOT NULL, rid INTEGER NOT NULL, PRIMARY KEY (tag, rid)) WITHOUT ROWID;
+CREATE TABLE postings (
+    term TEXT NOT NULL, updated_us INTEGER NOT NULL, number INTEGER NOT NULL, rid INTEGER NOT NULL,
+    PRIMARY KEY (term, updated_us, number, rid)
+) WITHOUT ROWID;
+"""
+_TABLES = {"meta", "notes", "tags", "postings"}
+_COLUMNS = ("rid, id, number, file_key, problem, title, type, tags, created_at, updated_at, content, "
+            "updated_us")
+
+
+class Row(NamedTuple):
+    rid: int
+    id: str
+    number: int
+    file_key: str
+    problem: str | None
+    title: str | None
+    type: str | None
+    tags: str | None
+    created_at: str | None
+    updated_at: str | None
+    content: str | None
+    updated_us: int | None
+
+    def note(self) -> Note:
+        return Note(self.id, self.title, self.type, tuple(json.loads(self.tags)),
+                    self.created_at, self.updated_at, self.content)
+
+
+def micros(moment: datetime) -> int:
+    """Microseconds since 1970 (UTC): orders notes exactly like their updated_at."""
+    return (moment - _EPOCH) // timedelta(microseconds=1)
+
+
+def damaged(exc: sqlite3.Error) -> bool:
+    """Whether an SQLite error means the database file itself is damaged or not ours (and so
+    should be rebuilt), rather than a busy disk or a mistake in a query."""
+    if type(exc) is sqlite3.DatabaseError:  # "file is not a database", "disk image is malformed"
+        return True
+    return isinstance(exc, sqlite3.OperationalError) and str(exc).startswith(
+        ("no such table", "no such column"))
+
+
+def _remove_database(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(f"{path}{suffix}")
+        except FileNotFoundError:
+            pass
+
+
+class NoteIndex:
+    """The SQLite index of one notes folder. Callers hold the folder lock around every use."""
+
+    def __init__(self, folder: Path):
+        self.dir = Path(folder) / INDEX_DIR
+        self.path = self.dir / DATABASE
+        self.db: sqlite3.Connection | None = None
+        self.salvaged_highest = 0  # the highest id read from a database that had to be replaced
+
+    # ----------------------------------------------------------------- opening
+
+    def open(self) -> bool:
+        """Open the database. Returns True when it had to be (re)created empty: it was missing,
+        unreadable, or not this format; the caller then rebuilds it from the note files."""
+        if self.dir.is_symlink():
+            raise NoteError(f"{self.dir} is a symbolic link; refusing to keep the index there")
+        self.dir.mkdir(exist_ok=True)
+        existed = self.path.exists()
+        if existed:
+            try:
+                self.db = self._connect()
+                tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if tables == _TABLES and self.get("format") == FORMAT:
+                    return False
+                self.salvaged_highest = int(self.get("highest") or 0) if "meta" in tables else 0
+            except (sqlite3.DatabaseError, ValueError):
+                pass
+            self.close()
+            _remove_database(self.path)
+        self.db = self._connect()
+        with self.transaction():
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    self.db.execute(statement)
+            self.set("format", FORMAT)
+        return True
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=60)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        return db
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+    @contextmanager
+    def transaction(self):
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # ----------------------------------------------------------------- meta
+
+    def get(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set(self, key: str, value) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, str(value)))
+
+    def highest(self) -> int:
+        return int(self.get("highest") or 0)
+
+    def raise_highest(self, number: int) -> None:
+        if number > self.highest():
+            self.set("highest", number)
+
+    # ----------------------------------------------------------------- rows
+
+    def file_keys(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT id, file_key FROM notes"))
+
+    def row(self, note_id: str) -> Row | None:
+        found = self.db.execute(f"SELECT {_COLUMNS} FROM notes WHERE id = ?", (note_id,)).fetchone()
+        return Row(*found) if found else None
+
+    def _rows(self, sql: str, params: Sequence = ()) -> list[Row]:
+        return [Row(*r) for r in self.db.execute(sql, params)]
+
+    def remove(self, note_id: str) -> None:
+        old = self.row(note_id)
+        if old is None:
+            return
+        if old.problem is None:
+            terms = note_terms(old.title, json.loads(old.tags), old.content)
+            self.db.executemany(
+                "DELETE FROM postings WHERE term = ? AND updated_us = ? AND number = ? AND rid = ?",
+                [(t, old.updated_us, old.number, old.rid) for t in terms])
+            self.db.execute("DELETE FROM tags WHERE rid = ?", (old.rid,))
+        self.db.execute("DELETE FROM notes WHERE rid = ?", (old.rid,))
+
+    def put(self, note: Note, key: str) -> None:
+        """Index one note as read from a file with key `key` (replacing any earlier row)."""
+        self.remove(note.id)
+        self._insert(note, key, postings=None)
+
+    def put_problem(self, note_id: str, key: str, problem: str) -> None:
+        """Record a note file that cannot be read: its id stays taken, it is listed as damaged."""
+        self.remove(note_id)
+        self.db.execute("INSERT INTO notes (id, number, file_key, problem) VALUES (?, ?, ?, ?)",
+                        (note_id, id_number(note_id), key, problem))
+
+    def _insert(self, note: Note, key: str, postings: list | None) -> None:
+        number, updated = id_number(note.id), micros(note.updated_at)
+        meta = note.front_matter()
+        rid = self.db.execute(
+            "INSERT INTO notes (id, number, file_key, title, type, tags, created_at, updated_at, "
+            "content, updated_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (note.id, number, key, note.title, note.type, json.dumps(list(note.tags), ensure_ascii=False),
+             meta["created_at"], meta["updated_at"], note.content, updated)).lastrowid
+        self.db.executemany("INSERT INTO tags (tag, rid) VALUES (?, ?)", [(t, rid) for t in note.tags])
+        rows = [(t, updated, number, rid) for t in note.terms]
+        if postings is None:
+            self.db.executemany("INSERT INTO postings VALUES (?, ?, ?, ?)", rows)
+        else:
+            postings.extend(rows)
+
+    def replace_all(self, items: Iterable[tuple[str, str, Note | None, str | None]]) -> None:
+        """Rebuild: forget every row, then index (id, key, note or None, problem or None) for
+        each file. The postings are inserted in key order, which SQLite appends fastest."""
+        for table in ("postings", "tags", "notes"):
+            self.db.execute(f"DELETE FROM {table}")
+        postings: list = []
+        for note_id, key, note, problem in items:
+            if note is None:
+                self.put_problem(note_id, key, problem)
+            else:
+                self._insert(note, key, postings)
+        postings.sort()
+        self.db.executemany("INSERT INTO postings VALUES (?, ?, ?, ?)", postings)
+
+    # ----------------------------------------------------------------- questions
+
+    def problems(self) -> list[tuple[str, str]]:
+        return list(self.db.execute(
+            "SELECT id, problem FROM notes WHERE problem IS NOT NULL ORDER BY number, id"))
+
+    def max_number(self) -> int:
+        return self.db.execute("SELECT COALESCE(MAX(number), 0) FROM notes").fetchone()[0]
+
+    @staticmethod
+    def _filters(note_type: str | None, tags: Sequence[str], on_notes: bool) -> tuple[str, list]:
+        """SQL conditions for a type and tags, on the notes table or on a table with a rid."""
+        sql, params = "", []
+        if note_type is not None:
+            sql += (" AND type = ?" if on_notes else
+                    " AND rid IN (SELECT rid FROM notes WHERE type = ? AND problem IS NULL)")
+            params.append(note_type)
+        for tag in tags:
+            sql += " AND rid IN (SELECT rid FROM tags WHERE tag = ?)"
+            params.append(tag)
+        return sql, params
+
+    def newest(self, note_type: str | None = None, tags: Sequence[str] = (),
+               limit: int | None = None) -> list[Row]:
+        """Readable notes with that type and all those tags, most recently updated first."""
+        where, params = self._filters(note_type, tags, on_notes=True)
+        sql = (f"SELECT {_COLUMNS} FROM notes WHERE problem IS NULL{where} "
+               "ORDER BY updated_us DESC, number DESC, rid DESC")
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return self._rows(sql, params)
+
+    def search(self, wanted: frozenset, limit: int, note_type: str | None = None,
+               tags: Sequence[str] = ()) -> list[Row]:
+        """The best `limit` readable notes for the query terms `wanted`, ranked like
+        `search_notes`, reading the newest postings first (see the module docstring)."""
+        if not wanted or limit == 0:
+            return []
+        terms = sorted(wanted)
+        if len(terms) > MAX_BOUND_TERMS:
+            self.db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (term TEXT PRIMARY KEY)")
+            self.db.execute("DELETE FROM temp.wanted")
+            self.db.executemany("INSERT INTO temp.wanted VALUES (?)", [(t,) for t in terms])
+            term_sql, term_params, values = "term IN (SELECT term FROM temp.wanted)", [], ""
+        else:
+            term_sql = f"term IN ({','.join('?' * len(terms))})"
+            term_params = terms
+            values = "WITH wanted(term) AS (VALUES " + ",".join("(?)" for _ in terms) + ") "
+        where, filter_params = self._filters(note_type, tags, on_notes=False)
+        found: dict[int, tuple[int, int, int]] = {}  # rid -> (hits, updated_us, number)
+        newer_than = None  # the processed region: notes at or after this key
+        window = FIRST_WINDOW
+        while True:
+            lower = self.db.execute(
+                "SELECT updated_us, number, rid FROM notes WHERE problem IS NULL "
+                "ORDER BY updated_us DESC, number DESC, rid DESC LIMIT 1 OFFSET ?",
+                (window - 1,)).fetchone()
+            region, params = "", []
+            if lower is not None:
+                region += " AND (updated_us, number, rid) >= (?, ?, ?)"
+                params += lower
+            if newer_than is not None:
+                region += " AND (updated_us, number, rid) < (?, ?, ?)"
+                params += newer_than
+            for rid, updated, number, hits in self.db.execute(
+                    f"SELECT rid, updated_us, number, COUNT(*) FROM postings WHERE {term_sql}"
+                    f"{region}{where} GROUP BY rid", [*term_params, *params, *filter_params]):
+                found[rid] = (hits, updated, number)
+            best = sorted(found.items(), key=lambda kv: (-kv[1][0], -kv[1][1], -kv[1][2], -kv[0]))
+            best = best[:limit]
+            if lower is None:
+                break  # every note has been looked at
+            # How many of the query's terms occur at all in notes older than the region:
+            # no older note can have more hits than that.
+            bound = self.db.execute(
+                f"{values}SELECT COUNT(*) FROM wanted WHERE EXISTS (SELECT 1 FROM postings p WHERE "
+                "p.term = wanted.term AND (p.updated_us, p.number, p.rid) < (?, ?, ?))",
+                [*([] if len(terms) > MAX_BOUND_TERMS else terms), *lower]).fetchone()[0]
+            if bound == 0 or (len(best) == limit and best[-1][1][0] >= bound):
+                break
+            newer_than, window = lower, window * 4
+        if not best:
+            return []
+        order = {rid: i for i, (rid, _) in enumerate(best)}
+        rows = self._rows(f"SELECT {_COLUMNS} FROM notes WHERE rid IN ({','.join('?' * len(order))})",
+                          list(order))
+        return sorted((r for r in rows if r.problem is None), key=lambda r: order[r.rid])
+
+    def summary_rows(self) -> dict:
+        """Counts by type and tag, every blocker and the five newest notes (as rows)."""
+        by_type = dict(self.db.execute(
+            "SELECT type, COUNT(*) FROM notes WHERE problem IS NULL GROUP BY type"))
+        tags = list(self.db.execute(
+            "SELECT tag, COUNT(*) AS n FROM tags GROUP BY tag ORDER BY n DESC, tag"))
+        return {"by_type": by_type, "tags": tags, "blockers": self.newest("blocker"),
+                "recent": self.newest(limit=5)}
