@@ -8,7 +8,7 @@ No exercise of lab 05 is defined here, so the lab imports the study guide's pric
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 MILLION = 1_000_000
@@ -90,18 +90,29 @@ SEED_PRICES = Prices(**SEED_PRICE_FIELDS, name="study guide: DeepSeek flash, off
 PRICE_FIELDS = ("input", "cached_input", "output", "cache_write", "name")
 
 
+def from_fields(cls, value, fields: Sequence[str], *, kind: str, argument: str, use: str,
+                accepted: str, required: Sequence[str] = (), unit: str = ""):
+    """`value` as a `cls`: itself, or a plain dict of its `fields`. Unknown fields, and missing
+    `required` ones, are refused with a message saying what to use; anything else is a
+    TypeError naming what is `accepted`. (`kind` names a field's owner, "price"; `argument`
+    the parameter, "prices".)"""
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, Mapping):
+        unknown = [k for k in value if k not in fields]
+        if unknown:
+            raise ValueError(f"unknown {kind} field(s) "
+                             f"{', '.join(map(repr, unknown))}; use {use}")
+        missing = [k for k in required if k not in value]
+        if missing:
+            raise ValueError(f"{argument} need {' and '.join(missing)}{unit}")
+        return cls(**value)
+    raise TypeError(f"{argument} must be {accepted}, not {type(value).__name__}")
+
+
 def _check_prices(prices) -> Prices:
     """`prices` as a validated Prices: a Prices, or a plain dict with the same field names."""
-    if isinstance(prices, Prices):
-        return prices
-    if isinstance(prices, Mapping):
-        unknown = [k for k in prices if k not in PRICE_FIELDS]
-        if unknown:
-            raise ValueError(f"unknown price field(s) {', '.join(map(repr, unknown))}; use "
-                             f"{', '.join(PRICE_FIELDS[:4])} (USD per million tokens)")
-        missing = [k for k in ("input", "cached_input") if k not in prices]
-        if missing:
-            raise ValueError(f"prices need {' and '.join(missing)} (USD per million tokens)")
-        return Prices(**prices)
-    raise TypeError(f"prices must be a Prices object or a dict of USD-per-million prices, "
-                    f"not {type(prices).__name__}")
+    return from_fields(Prices, prices, PRICE_FIELDS, kind="price", argument="prices",
+                       use=f"{', '.join(PRICE_FIELDS[:4])} (USD per million tokens)",
+                       accepted="a Prices object or a dict of USD-per-million prices",
+                       required=("input", "cached_input"), unit=" (USD per million tokens)")

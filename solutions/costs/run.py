@@ -5,10 +5,10 @@ No exercise of lab 05 is defined here, so the lab imports the study guide's run 
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from solutions.costs.prices import _tokens
+from solutions.costs.prices import _tokens, from_fields
 
 
 # --------------------------------------------------------------------------- the run model
@@ -42,15 +42,8 @@ RUN_FIELDS = tuple(Run.__dataclass_fields__)
 
 def as_run(run) -> Run:
     """`run` as a Run: a Run, or a plain dict of its fields (missing ones take the seed's)."""
-    if isinstance(run, Run):
-        return run
-    if isinstance(run, Mapping):
-        unknown = [k for k in run if k not in RUN_FIELDS]
-        if unknown:
-            raise ValueError(f"unknown run field(s) {', '.join(map(repr, unknown))}; use "
-                             f"{', '.join(RUN_FIELDS)}")
-        return Run(**run)
-    raise TypeError(f"run must be a Run or a dict of its fields, not {type(run).__name__}")
+    return from_fields(Run, run, RUN_FIELDS, kind="run", argument="run",
+                       use=", ".join(RUN_FIELDS), accepted="a Run or a dict of its fields")
 
 
 @dataclass(frozen=True)
