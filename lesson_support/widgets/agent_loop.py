@@ -2,7 +2,8 @@
 
 Left: the messages the request sent. Right: what the model answered. Above: how many messages
 and prompt tokens that call carried — watch both grow, because every call resends everything.
-The logic (`record_run`, `step_html`) is plain functions, tested in tests/test_agent_loop.py.
+The logic (`record_run`, `step_html`) is plain functions, tested in
+tests/answers/test_agent_loop.py.
 """
 from __future__ import annotations
 

@@ -3,7 +3,8 @@ setting, and compare the full transcript with the context the agent ends up hold
 
 Each tool call gets a colour; its result wears the same colour, so a result whose call was cut
 away stands out. The checker's verdict is shown for both lists. The logic is in plain functions
-(tested in tests/test_compaction_widget.py); `compaction_explorer()` only wires controls to them.
+(tested in tests/lesson_support/test_compaction_widget.py); `compaction_explorer()` only
+wires controls to them.
 """
 from __future__ import annotations
 

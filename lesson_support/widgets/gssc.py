@@ -3,8 +3,9 @@ packets make it into the context.
 
 Shown: a table of every candidate (source, section, exact tokens, relevance, recency, score,
 and what happened to it), a bar chart of how the budget is spent by section, and the rendered
-context itself. The logic is in plain functions (tested in tests/test_gssc_widget.py) built
-on `solutions.gssc`; `gssc_explorer()` only wires controls to them.
+context itself. The logic is in plain functions (tested in
+tests/lesson_support/test_gssc_widget.py) built on `solutions.gssc`; `gssc_explorer()` only
+wires controls to them.
 """
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 from solutions.costs.billing import (Request, cumulative_cost_by_step, price_requests, price_run,
                                      request_cost, step_costs)
 from solutions.costs.prices import (MILLION, PER_TOKEN_SUSPECT, PRICE_FIELDS, SEED_PRICE_FIELDS,
-                                    SEED_PRICES, Prices)
+                                    SEED_PRICES, Prices, from_fields)
 from solutions.costs.run import (EXACT, OPENAI_RULES, RUN_FIELDS, SEED_RUN, SEED_RUN_FIELDS,
                                  CacheRules, Run, append_only_shared, as_run, compacted_prompt,
                                  full_history_prompt, prefix_only_shared)
@@ -48,6 +48,7 @@ __all__ = [
     "SEED_RUN_FIELDS", "CacheRules", "CostStrategy", "Prices", "Request", "Run", "Schedule",
     "append_only_shared", "as_run", "break_even_step", "compacted_prompt", "compaction_break_even",
     "compaction_schedule", "cumulative_cost_by_step", "default_threshold", "format_seed_lab3",
+    "from_fields",
     "format_strategy_table", "full_history_prompt", "load_price_table", "prefix_only_shared",
     "price_requests", "price_run", "price_usages", "provider_presets", "request_cost", "seed_lab3",
     "simulate", "step_costs", "strategy_table", "usage_request",

@@ -1,4 +1,4 @@
-"""Compaction with pair-checking (solutions/compaction.py): the study guide's demonstration,
+"""Compaction with pair-checking (solutions/compaction/): the study guide's demonstration,
 every kind of pairing problem, backups, the model summary, the trigger and chained compactions.
 Property tests over random transcripts are in test_compaction_properties.py."""
 import copy
