@@ -87,6 +87,15 @@ CHAPTERS: tuple[Chapter, ...] = (
             "blocked and real retrieval commands still work",
             "solutions.sandbox", ("parse_command", "resolve_inside", "check_arguments",
                                   "run_with_hygiene")),
+    Chapter("08", "status_bar", "The agent status bar",
+            "the agent's own state kept by code and shown at the end of the context",
+            "keep an agent's own state (call counters against limits, todo progress, time, budget, "
+            "last error, working directory) in an `<agent_status>` block built by code from events, "
+            "place it at the end of the context without breaking the cache or a tool-call pair, "
+            "measure replace vs append with `cached_tokens`, and see a model trust it: misled by a "
+            "wrong counter, a missing field or a poisoned source, and monitored for accuracy",
+            "solutions.status_bar", ("update_status", "render_status", "place_status",
+                                     "status_accuracy")),
     Chapter("09", "skills_and_tool_search", "Skills and tool search",
             "expertise and tools loaded on demand, without breaking the cache",
             "write a SKILL.md and parse it safely, keep a catalogue of skills within a token "
