@@ -220,3 +220,28 @@ def test_decisions_need_nothing_but_the_request():
     body = {"model": MODEL, "messages": paris_conversation(), "tools": TOOLS}
     a, b = TeachingModel().complete(body), TeachingModel().complete(json.loads(json.dumps(body)))
     assert a["choices"] == b["choices"] and a["teaching_trace"] == b["teaching_trace"]
+
+
+# ------------------------------------------------------------------ rules 5 and 11
+
+def test_a_failed_call_is_made_again_verbatim(client):
+    # The request alone would plan other arguments: the retry repeats the failed call itself.
+    messages = [{"role": "user", "content": "Is it raining?"},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "c1", "type": "function",
+                     "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": '{"error": "timeout"}'}]
+    completion = ask(client, messages, tools=TOOLS)
+    assert [(c.function.name, c.function.arguments) for c in completion.choices[0].message.tool_calls] \
+        == [("get_weather", '{"city":"Oslo"}')]
+    assert rules_of(completion)[-1] == "retry_failed"
+
+
+def test_results_of_this_turn_answer_when_the_request_plans_nothing(client):
+    messages = [{"role": "user", "content": "Check it please."},
+                {"role": "assistant", "content": None,
+                 "tool_calls": [call("c1", "get_weather", {"city": "Paris"})]},
+                {"role": "tool", "tool_call_id": "c1", "content": PARIS}]
+    completion = ask(client, messages, tools=TOOLS)
+    assert completion.choices[0].message.content.startswith("Weather: 18°C")
+    assert rules_of(completion)[-1] == "results"
