@@ -99,34 +99,40 @@ def placement_effect(placement: str, request: str, skills: list[Skill]) -> list[
     return rows
 
 
+def _table(headers: list[str], rows: list[list], left: int, bold_row: int | None = None) -> str:
+    """An HTML table: the first `left` columns left-aligned, the others right-aligned."""
+    def cell(tag, i, value, bold=False):
+        align = "left" if i < left else "right"
+        weight = ";font-weight:bold" if bold else ""
+        return f"<{tag} style='padding:2px 10px;text-align:{align}{weight}'>{value}</{tag}>"
+    head = "<tr>" + "".join(cell("th", i, html.escape(h)) for i, h in enumerate(headers)) + "</tr>"
+    body = "".join("<tr>" + "".join(cell("td", i, v, n == bold_row) for i, v in enumerate(row)) + "</tr>"
+                   for n, row in enumerate(rows))
+    return f"<table style='border-collapse:collapse;margin:2px 0 10px 0'>{head}{body}</table>"
+
+
 def view_html(request: str, placement: str, skills: list[Skill]) -> str:
     matches = match_scores(request, skills)
     name = chosen(matches)
-    bold = " style='font-weight:bold'"
-    score_rows = "".join(
-        f"<tr{bold if m.skill == name else ''}><td style='text-align:left'>"
-        f"{html.escape(m.skill)}</td><td>{m.shared}</td><td style='text-align:left'>"
-        f"{html.escape(', '.join(m.words)) or '—'}</td></tr>" for m in matches)
     verdict = (f"loads <b>{html.escape(name)}</b>" if name else
                f"loads no skill (no description shares {MIN_SHARED_WORDS} words with the request)")
-    layer_rows = "".join(f"<tr><td style='text-align:left'>{html.escape(a)}</td>"
-                         f"<td style='text-align:left'>{html.escape(b)}</td><td>{t}</td></tr>"
-                         for a, b, t in layers(request, skills))
+    scores = _table(["skill", "which words", "shared"],
+                    [[html.escape(m.skill), html.escape(", ".join(m.words)) or "—", m.shared]
+                     for m in matches], left=2, bold_row=0 if name else None)
+    layer_table = _table(["layer", "what", "tokens"],
+                         [[html.escape(a), html.escape(b), f"{t:,}"] for a, b, t in layers(request, skills)],
+                         left=2)
     effect = placement_effect(placement, request, skills)
-    effect_rows = "".join(f"<tr><td style='text-align:left'>{html.escape(r['request'])}</td>"
-                          f"<td>{r['prompt_tokens']:,}</td><td>{r['cached_tokens']:,}</td></tr>"
-                          for r in effect) or "<tr><td colspan=3>no skill to load</td></tr>"
-    return (f"<div>The model {verdict}.</div>"
-            f"<table style='text-align:right'><tr><th>skill</th><th>shared words</th><th>which</th></tr>"
-            f"{score_rows}</table>"
-            f"<div><b>Layers in the context</b></div><table style='text-align:right'>"
-            f"<tr><th>layer</th><th>what</th><th>tokens</th></tr>{layer_rows}</table>"
+    cache = (_table(["request", "prompt tokens", "cached tokens"],
+                    [[html.escape(r["request"]), f"{r['prompt_tokens']:,}", f"{r['cached_tokens']:,}"]
+                     for r in effect], left=1) if effect else "<div><i>no skill to load</i></div>")
+    return (f"<div>The model {verdict}.</div>{scores}"
+            f"<div><b>Layers in the context</b></div>{layer_table}"
             f"<div><b>Cache, {html.escape(placement)}</b> ({html.escape(PLACEMENTS[placement])})</div>"
-            f"<table style='text-align:right'><tr><th>request</th><th>prompt</th><th>cached</th></tr>"
-            f"{effect_rows}</table>")
+            f"{cache}")
 
 
-def skill_router(request: str = "Make a slide deck from the paper inbox/attention.pdf."):
+def skill_router(request: str = "Make a slide deck from the paper inbox/paper.pdf."):
     """A request box and a placement picker -> scores, layers, tokens and cache effect."""
     import ipywidgets as widgets
 

@@ -38,7 +38,7 @@ def test_placement_effect_predicts_the_cache():
 
 def test_view_html_and_the_widget():
     text = widget.view_html("Why did the CI build fail?", "system prompt", SKILLS)
-    assert "ci-triage" in text and "<table" in text
+    assert "ci-triage" in text and "<table" in text and "no skill to load" not in text
     assert "loads no skill" in widget.view_html("hello", "system prompt", SKILLS)
     pytest.importorskip("ipywidgets")
     box = widget.skill_router("Why did the CI build fail?")
