@@ -1,0 +1,23 @@
+"""Chapter 10: prompt injection and context provenance (reference solutions).
+
+    fence.py   fence(content, source): source tagging that no content can close early
+    roles.py   separate_roles(messages): untrusted text out of privileged roles, pairs intact
+    guard.py   guard_call(call, policy): least privilege and a confirmation gate, in code
+    table.py   run_attack_table(agent, attacks, defences): verdicts from canaries only
+
+The lab's exercises are `fence`, `separate_roles`, `guard_call` and `run_attack_table`.
+"""
+from solutions.injection.fence import (CLOSE, FENCED, TAG_NAME, escape_source, fence,
+                                       neutralise, unfence)
+from solutions.injection.guard import (IRREVERSIBLE, Guarded, ToolPolicy, call_parts, guard_call,
+                                       offered_tools)
+from solutions.injection.roles import EXTERNAL_TOOL, PRIVILEGED, separate_roles
+from solutions.injection.table import (OUTCOMES, Effects, Verdict, as_effects, canary_trips,
+                                       goal_missed, judge, run_attack_table, tally)
+
+__all__ = [
+    "CLOSE", "EXTERNAL_TOOL", "Effects", "FENCED", "Guarded", "IRREVERSIBLE", "OUTCOMES",
+    "PRIVILEGED", "TAG_NAME", "ToolPolicy", "Verdict", "as_effects", "call_parts",
+    "canary_trips", "escape_source", "fence", "goal_missed", "guard_call", "judge",
+    "neutralise", "offered_tools", "run_attack_table", "separate_roles", "tally", "unfence",
+]
