@@ -1,0 +1,39 @@
+"""Prompt caching, measured (Chapter 05): what keeps the cache warm and what breaks it.
+
+A provider reuses its work for the longest prefix a new request shares, token for token, with
+an earlier one, and reports it in `usage.prompt_tokens_details.cached_tokens`. An agent run is
+ideal for this: request N is request N-1 plus one more step, as long as nothing earlier in the
+request changes. This module replays one scripted agent run (the same steps for everybody, so
+the runs are comparable) under several ways of building the requests, sends every request to
+a real OpenAI-compatible endpoint, and reads back what was cached.
+
+Each run's system prompt starts with its own session line, so runs measured one after another
+on the same server do not warm each other's cache. The tool definitions come before the system
+prompt in the teaching model's template; they are kept well under the 1,024-token minimum so
+that they alone can never be reported as a cache hit. For numbers from a clean slate use a
+private server: `with course.llm.serve() as server: client = server.client()`.
+
+The package, one concern per module (this module re-exports all of them):
+
+    script    the scripted run: system prompt, tools, task, scripted_steps
+    building  STRATEGIES and build_request: the requests of a run under each strategy
+    measure   run_strategy, measure_strategies, expected_cached_tokens, the hit-rate table
+              and chart
+"""
+from __future__ import annotations
+
+from solutions.caching.building import (COMPACT_THRESHOLD_TOKENS, KEEP_RECENT_STEPS,
+                                        SLIDING_WINDOW_STEPS, STRATEGIES, _RunState,
+                                        build_request)
+from solutions.caching.measure import (RequestRecord, expected_cached_tokens,
+                                       format_hit_rate_table, hit_rate_table, measure_strategies,
+                                       plot_hit_rates, run_strategy)
+from solutions.caching.script import (START_TIME, SYSTEM_PROMPT, TASK, TOOLS, ScriptStep,
+                                      scripted_steps)
+
+__all__ = [
+    "COMPACT_THRESHOLD_TOKENS", "KEEP_RECENT_STEPS", "SLIDING_WINDOW_STEPS", "START_TIME",
+    "STRATEGIES", "SYSTEM_PROMPT", "TASK", "TOOLS", "RequestRecord", "ScriptStep",
+    "build_request", "expected_cached_tokens", "format_hit_rate_table", "hit_rate_table",
+    "measure_strategies", "plot_hit_rates", "run_strategy", "scripted_steps",
+]

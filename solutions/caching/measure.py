@@ -1,0 +1,110 @@
+"""Measuring: send a scripted run to an OpenAI-compatible endpoint, record what its usage
+reports per call next to our own prediction of the cached prefix, and tabulate the hit rates."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from solutions.caching.building import STRATEGIES, _RunState, build_request
+from solutions.caching.script import scripted_steps
+from solutions.costs import OPENAI_RULES, CacheRules, usage_request
+from solutions.tokens import request_token_ids
+
+
+class RequestRecord(NamedTuple):
+    call: int               # 1-based call number in the run
+    prompt_tokens: int      # reported by the API
+    cached_tokens: int      # reported by the API
+    completion_tokens: int  # reported by the API
+    counted_tokens: int     # count_request_tokens of the request we sent
+    expected_cached: int    # our own prediction: longest shared prefix under `rules`
+
+
+def _shared_prefix(a: list[int], b: list[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def expected_cached_tokens(earlier: list[list[int]], ids: list[int],
+                           rules: CacheRules = OPENAI_RULES) -> int:
+    """Cached tokens a prefix cache should report: the longest prefix `ids` shares with any
+    earlier request, rounded down to whole blocks, 0 below the minimum."""
+    return rules.cached(max((_shared_prefix(e, ids) for e in earlier), default=0))
+
+
+def run_strategy(client, strategy: str, model: str | None = None, steps: int = 12,
+                 rules: CacheRules = OPENAI_RULES) -> list[RequestRecord]:
+    """Send one scripted run under `strategy` and record what the API reports per call."""
+    if model is None:
+        import course.llm
+
+        model = course.llm.model_name()
+    script = scripted_steps(steps)
+    state, sent, records = _RunState(), [], []
+    for k in range(steps):
+        messages, tools = build_request(strategy, k, script, state)
+        ids = request_token_ids(messages, tools)
+        response = client.chat.completions.create(model=model, messages=messages, tools=tools,
+                                                  max_tokens=64)
+        usage = usage_request(response.usage, k + 1)  # OpenAI's or DeepSeek's usage shape
+        records.append(RequestRecord(
+            k + 1, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens, len(ids),
+            expected_cached_tokens(sent, ids, rules)))
+        sent.append(ids)
+    return records
+
+
+def measure_strategies(client, model: str | None = None, strategies=None, steps: int = 12,
+                       rules: CacheRules = OPENAI_RULES) -> dict[str, list[RequestRecord]]:
+    """{strategy: its per-call records}, every strategy replaying the same scripted run."""
+    names = list(STRATEGIES) if strategies is None else list(strategies)
+    return {name: run_strategy(client, name, model, steps, rules) for name in names}
+
+
+def hit_rate_table(measurements: dict[str, list[RequestRecord]]) -> list[dict]:
+    """One row per strategy: prompt and cached tokens summed over the run, and the hit rate."""
+    rows = []
+    for name, records in measurements.items():
+        prompt = sum(r.prompt_tokens for r in records)
+        cached = sum(r.cached_tokens for r in records)
+        rows.append({"strategy": name, "calls": len(records), "prompt_tokens": prompt,
+                     "cached_tokens": cached, "hit_rate": cached / prompt if prompt else 0.0,
+                     "calls_with_hits": sum(1 for r in records if r.cached_tokens),
+                     "last_prompt": records[-1].prompt_tokens if records else 0})
+    return rows
+
+
+def format_hit_rate_table(rows: list[dict]) -> str:
+    lines = [f"{'strategy':<28} {'prompt tokens':>13} {'cached':>8} {'hit rate':>8} "
+             f"{'calls hit':>9}"]
+    for r in rows:
+        lines.append(f"{r['strategy']:<28} {r['prompt_tokens']:>13,} {r['cached_tokens']:>8,} "
+                     f"{r['hit_rate']:>8.1%} {r['calls_with_hits']:>4}/{r['calls']:<4}")
+    return "\n".join(lines)
+
+
+def _bar_colour(rate: float, best: float) -> str:
+    """Green: as good as the best strategy (within 10 %); orange: at least half; red: less."""
+    if best and rate >= 0.9 * best:
+        return "tab:green"
+    return "tab:orange" if best and rate >= 0.5 * best else "tab:red"
+
+
+def plot_hit_rates(rows: list[dict], ax=None):
+    """Horizontal bars of the cache hit rate per strategy, best at the top, each labelled."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3.5))
+    ordered = sorted(rows, key=lambda r: r["hit_rate"])
+    best = max((r["hit_rate"] for r in rows), default=0.0)
+    rates = [100 * r["hit_rate"] for r in ordered]
+    bars = ax.barh([r["strategy"] for r in ordered], rates,
+                   color=[_bar_colour(r["hit_rate"], best) for r in ordered])
+    ax.bar_label(bars, labels=[f"{rate:.0f} %" for rate in rates], padding=3, fontsize=8)
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("cached share of all prompt tokens (%)")
+    ax.set_title("Prompt-cache hit rate by how the requests are built")
+    return ax
