@@ -152,6 +152,7 @@ def grade_notebook(sub: Submission, root: str, lab_path: str, timeout: float) ->
     except Exception as exc:  # e.g. the kernel could not start: report, keep grading others
         sub.problem = f"could not run the notebook: {type(exc).__name__}: {exc}"
         return sub
+    sub.notes += outcome.cell_problems()
     status_names = {"passed": "pass", "failed": "fail"}
     sub.rows = [row(sub, r.key, status_names.get(r.status, r.status), r.points, r.earned, r.error)
                 for r in outcome.checks()]
@@ -163,6 +164,18 @@ def default_jobs() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
         return max(1, os.cpu_count() or 1)
+
+
+def worker_context():
+    """Worker processes forked from a server that has imported the grader once (importing
+    nbformat costs seconds); plain spawn where there is no forkserver (Windows)."""
+    import multiprocessing
+
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = get_context("forkserver")
+        context.set_forkserver_preload(["course.labs", "nbclient"])
+        return context
+    return get_context("spawn")
 
 
 def grade_all(subs: list[Submission], root: Path, labs: dict[str, Lab], timeout: float, jobs: int,
@@ -191,7 +204,7 @@ def grade_all(subs: list[Submission], root: Path, labs: dict[str, Lab], timeout:
             subs[i] = grade_notebook(*a)
             progress(subs[i])
         return
-    with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=worker_context()) as pool:
         futures = {pool.submit(grade_notebook, *a): i for i, a in zip(todo, args)}
         for future in as_completed(futures):
             i = futures[future]

@@ -48,6 +48,7 @@ MACHINERY = re.compile(r"\b(get_ipython|IPython|ipykernel|course\.checks|from co
                        r"showtraceback|settrace|setprofile|_getframe|f_lineno|f_back|"
                        r"sys\.modules|__builtins__|builtins|ctypes|gc\.get_referrers)\b")
 TIMEOUT_ENAME = "CourseCellTimeout"
+SETUP_TIMEOUT = 120  # at least this long for the lab's own cells (no student code of their own)
 RECEIPT_PREFIX = "course-check-receipt-"
 
 
@@ -271,6 +272,17 @@ class LabRun:
     def checks(self) -> list[CellResult]:
         return [r for r in self.results if r.kind == "check"]
 
+    def cell_problems(self) -> list[str]:
+        """Notes on non-check cells that did not run cleanly (they explain failing checks)."""
+        notes = []
+        for r in self.results:
+            if r.status == "passed" or r.kind in ("check", "tally"):
+                continue
+            what = f"exercise {r.key!r}" if r.kind == "exercise" else f"set-up cell {r.index} (from the release)"
+            notes.append(f"{what} {'timed out' if r.status == 'timeout' else r.status}: "
+                         f"{r.error.splitlines()[-1] if r.error else ''}; the checks after it may fail because of it")
+        return notes
+
     def tally_text(self) -> str | None:
         return next((r.error for r in self.results if r.kind == "tally"), None)
 
@@ -364,8 +376,9 @@ def _socket_dir() -> str:
 def run(lab: Lab, nb: nbformat.NotebookNode, timeout: float = 120, cwd: Path | None = None) -> LabRun:
     """Execute every code cell in order, in one fresh kernel; never stop at an error.
 
-    A cell running longer than `timeout` seconds is interrupted and counted as a timeout; a
-    dead kernel marks the cells after it as not run. Check cells are judged by their receipt
+    A cell running longer than `timeout` seconds is interrupted and counted as a timeout (the
+    lab's own set-up cells get at least SETUP_TIMEOUT, so a slow machine does not cost a
+    student every check); a dead kernel marks the cells after it as not run. Check cells are judged by their receipt
     when `graded` made them bare, else by the verdict they display.
     """
     from nbclient import NotebookClient
@@ -373,11 +386,14 @@ def run(lab: Lab, nb: nbformat.NotebookNode, timeout: float = 120, cwd: Path | N
 
     nb = copy.deepcopy(nb)
     replies: dict[int, dict] = {}
+
+    def cell_timeout(cell) -> float:
+        return timeout if cell_kind(cell) in ("exercise", "check") else max(timeout, SETUP_TIMEOUT)
+
     socket_dir = _socket_dir()
     client = NotebookClient(
-        nb, timeout_func=lambda cell: timeout, allow_errors=True, interrupt_on_timeout=True,
-        error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": f"longer than {timeout:g} s",
-                          "traceback": []},
+        nb, timeout_func=cell_timeout, allow_errors=True, interrupt_on_timeout=True,
+        error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": "interrupted", "traceback": []},
         on_cell_executed=lambda cell, cell_index, execute_reply: replies.__setitem__(cell_index, execute_reply),
         kernel_name="python3", config=_kernel_config(socket_dir), shutdown_kernel="immediate",
         resources={"metadata": {"path": str(cwd or lab.path.parent)}})
@@ -399,7 +415,8 @@ def run(lab: Lab, nb: nbformat.NotebookNode, timeout: float = 120, cwd: Path | N
                     dead = f"the kernel died in cell {index} (did the code exit or crash Python?)"
                     outcome.results.append(CellResult(index, kind, key, "failed", dead, points))
                     continue
-                outcome.results.append(_result(index, kind, key, points, cell, replies.get(index), timeout))
+                outcome.results.append(_result(index, kind, key, points, cell, replies.get(index),
+                                               cell_timeout(cell)))
     finally:
         shutil.rmtree(socket_dir, ignore_errors=True)
     return outcome

@@ -1,6 +1,12 @@
-"""Grading a class: restored checks, timeouts, broken files, all in one gradebook."""
+"""Grading a class: restored checks, timeouts, broken files, all in one gradebook.
+
+The played class grades lab 01 (with the teaching model); the tests of re-runs, --jobs,
+--shard/merge and lab matching use the tiny lab of conftest.py, which needs no model.
+"""
 import csv
 import inspect
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -8,13 +14,18 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import course.grade
 import solutions.agent_loop
-from course.labs import cell_key, cell_kind, graded, load_lab, read_notebook, LabError
+from course.checks import parse_check_cell
+from course.grade import collect, shard_of
+from course.labs import (LabError, cell_key, cell_kind, find_released_labs, graded, load_lab,
+                         match_lab, not_attempted, read_notebook)
 from course.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
 LAB = ROOT / "labs" / "01_agent_loop_lab.ipynb"
 SOLUTION_SOURCE = inspect.getsource(solutions.agent_loop)
+KERNEL_WARNINGS = ("without encryption", "Kernel is running over TCP", "WARNING")
 
 
 def submission(answers: dict, edit_checks=None) -> nbformat.NotebookNode:
@@ -28,6 +39,23 @@ def submission(answers: dict, edit_checks=None) -> nbformat.NotebookNode:
     return nb
 
 
+def grade(*args, cwd=None):
+    done = subprocess.run([sys.executable, "-m", "course.grade", *map(str, args)],
+                          capture_output=True, text=True, timeout=900, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def grade_here(*args) -> None:
+    """course.grade in this process (no interpreter to start): for the tiny lab's runs."""
+    assert course.grade.main([str(a) for a in args]) == 0
+
+
+def read_gradebook(folder: Path):
+    rows = list(csv.DictReader((folder / "gradebook.csv").open(encoding="utf-8")))
+    return rows, (folder / "gradebook.md").read_text(encoding="utf-8")
+
+
 @pytest.fixture(scope="module")
 def gradebook(tmp_path_factory):
     subs = tmp_path_factory.mktemp("submissions")
@@ -36,7 +64,8 @@ def gradebook(tmp_path_factory):
     (subs / "bob").mkdir()  # right validator, stub loop, and every check weakened to `pass`
     nbformat.write(submission({"validate_messages": SOLUTION_SOURCE}, edit_checks=lambda s: "pass"),
                    subs / "bob" / "lab01.ipynb")
-    loop = "def run_agent(client, messages, tools, execute_tool, max_iterations=10):\n    while True:\n        pass"
+    loop = ("def run_agent(client, messages, tools, execute_tool, max_iterations=10, model=None):\n"
+            "    while True:\n        pass")
     nbformat.write(submission({"validate_messages": SOLUTION_SOURCE, "run_agent": loop}), subs / "carol.ipynb")
     (subs / "dave.ipynb").write_text('{"cells": [', encoding="utf-8")  # corrupt
     other = submission({})
@@ -45,12 +74,11 @@ def gradebook(tmp_path_factory):
     (subs / "frank").mkdir()  # empty folder
     cheat = "from solutions.agent_loop import run_agent, validate_messages"
     nbformat.write(submission({"validate_messages": cheat, "run_agent": cheat}), subs / "gina.ipynb")
+    nbformat.write(submission({}), subs / "henry.ipynb")  # handed back untouched
     out = tmp_path_factory.mktemp("out")
-    done = subprocess.run([sys.executable, "-m", "course.grade", str(subs), "--timeout", "4",
-                           "--out", str(out)], capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr
-    rows = list(csv.DictReader((out / "gradebook.csv").open(encoding="utf-8")))
-    return done.stdout, rows, (out / "gradebook.md").read_text(encoding="utf-8")
+    done = grade(subs, "--timeout", "10", "--output", out)
+    rows, summary = read_gradebook(out)
+    return done, rows, summary
 
 
 def score(rows, student):
@@ -78,20 +106,43 @@ def test_an_infinite_loop_costs_its_checks_not_the_run(gradebook):
 
 
 def test_broken_input_is_reported_per_student(gradebook):
-    stdout, rows, summary = gradebook
+    done, rows, summary = gradebook
     reasons = {r["student"]: r["detail"] for r in rows if r["status"] == "not graded"}
     assert set(reasons) == {"dave", "erin", "frank"}
     assert "broken JSON" in reasons["dave"]
     assert "99_elsewhere_lab" in reasons["erin"] and "not a notebook of any released lab" in reasons["erin"]
     assert "no .ipynb" in reasons["frank"]
-    assert "[7/7]" in stdout and "NOT GRADED" in stdout
-    assert "| alice | 01_agent_loop_lab | 8 / 8 |" in summary
+    assert "[8/8]" in done.stdout and "NOT GRADED" in done.stdout
+    assert "| alice | 8 / 8 | 8 / 8 |" in summary
 
 
 def test_importing_the_reference_solution_earns_nothing(gradebook):
     _, rows, summary = gradebook
     assert score(rows, "gina") == (0, 8)
     assert "imports the reference solutions" in summary
+
+
+def test_an_untouched_lab_is_not_attempted(gradebook):
+    _, rows, summary = gradebook
+    assert {r["status"] for r in rows if r["student"] == "henry"} == {"not attempted"}
+    assert "| henry | not attempted | 0 / 8 |" in summary
+
+
+def test_the_summary_has_totals_reasons_and_whole_points(gradebook):
+    _, rows, summary = gradebook
+    assert {r["points"] for r in rows if r["points"]} == {"1"} and "1.0" not in summary
+    assert "| student | 01_agent_loop_lab | total |" in summary
+    assert "| bob | 5 / 8 | 5 / 8 |" in summary and "| dave | — | 0 / 8 |" in summary
+    bob = summary.split("### bob")[1].split("###")[0]
+    assert ("✗ check-agent-vancouver (fail): run_agent must answer the Vancouver question in 2 API calls "
+            "and return the history, without changing the caller's list — NotImplementedError: write run_agent") in bob
+    carol = summary.split("### carol")[1].split("###")[0]
+    assert "✗ check-agent-vancouver (timeout): Timeout: the cell ran longer than 10 s" in carol
+
+
+def test_no_kernel_warnings_in_the_output(gradebook):
+    done, _, _ = gradebook
+    assert not [w for w in KERNEL_WARNINGS if w in done.stdout + done.stderr], done.stderr
 
 
 def test_graded_copy_takes_only_exercises_from_the_student():
@@ -103,6 +154,11 @@ def test_graded_copy_takes_only_exercises_from_the_student():
     for i, cell in enumerate(lab.notebook.cells):
         if cell_kind(cell) == "exercise" and cell_key(cell) == "run_agent":
             assert by_index[i] == "def run_agent(*a, **k):\n    return 1"
+        elif cell_kind(cell) == "check":  # the released check, bare, then its receipt
+            receipt = nb.cells[i].metadata["course"]["receipt"]
+            assert by_index[i] == parse_check_cell(cell.source).body + f"\nprint({receipt!r})"
+        elif cell_kind(cell) == "tally":
+            assert "tally(" not in by_index[i]
         else:
             assert by_index[i] == cell.source
     assert notes == []
@@ -118,3 +174,136 @@ def test_unreadable_notebooks_have_clear_reasons(tmp_path, content, reason):
     path.write_bytes(content)
     with pytest.raises(LabError, match=reason):
         read_notebook(path)
+
+
+# ------------------------------------------------------------------------ the one lab matcher
+def test_the_lab_matcher_uses_metadata_then_file_name_then_exercises(tiny, tmp_path):
+    released = find_released_labs(tiny.labs_dir)
+    nb = tiny.submission()
+    assert match_lab(Path("whatever.ipynb"), nb, released).lab_id == "00_tiny_lab"
+    del nb.metadata["course"]
+    assert match_lab(Path("00_tiny_lab.ipynb"), nb, released).lab_id == "00_tiny_lab"
+    assert match_lab(Path("bob.ipynb"), nb, released).lab_id == "00_tiny_lab"  # its exercise keys
+    for cell in nb.cells:
+        cell.metadata.pop("course", None)
+    with pytest.raises(LabError, match=r"bob.ipynb is not a notebook of any released lab \(lab id None; "
+                                       r"released: 00_tiny_lab\)"):
+        match_lab(Path("bob.ipynb"), nb, released)
+    with pytest.raises(LabError, match="is lab 00_tiny_lab, not 01_agent_loop_lab: wrong lab submitted"):
+        match_lab(Path("x.ipynb"), tiny.submission(), released, only="01_agent_loop_lab")
+
+
+def test_grade_and_the_pytest_plugin_match_and_refuse_alike(tiny, tmp_path):
+    other = tiny.submission()
+    other.metadata["course"]["lab"] = "99_elsewhere_lab"
+    nbformat.write(other, tmp_path / "erin.ipynb")
+    expected = ("erin.ipynb is not a notebook of any released lab (lab id '99_elsewhere_lab'; "
+                "released: 00_tiny_lab)")
+    plugin = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=",
+                             "-p", "course.pytest_plugin", "--lab-mode=grade", f"--labs-dir={tiny.labs_dir}", str(tmp_path / "erin.ipynb")],
+                            capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert plugin.returncode != 0 and expected in plugin.stdout, plugin.stdout
+    with pytest.raises(LabError) as raised:
+        match_lab(tmp_path / "erin.ipynb", other, find_released_labs(tiny.labs_dir))
+    assert str(raised.value) == expected  # what course.grade records for erin
+
+
+def test_a_lab_is_not_attempted_only_when_every_exercise_is_the_stub(tiny):
+    lab = load_lab(tiny.lab_path)
+    assert not_attempted(lab, tiny.submission())
+    assert not_attempted(lab, tiny.submission({"add": tiny.submission().cells[2].source + "\n\n"}))
+    assert not not_attempted(lab, tiny.submission({"add": "def add(a, b):\n    return a + b"}))
+
+
+# ------------------------------------------------------------------------ re-runs, jobs, shards
+TINY_CLASS = {
+    "amir": {"add": "def add(a, b):\n    return a + b", "shout": "def shout(t):\n    return t.upper() + '!'"},
+    "bea": {"add": "def add(a, b):\n    return a - b"},
+    "chen": {},  # untouched: not attempted
+    "eli": {"add": "def add(a, b):\n    return abs(a) + b", "shout": "def shout(t):\n    return t.upper()"},
+}
+
+
+def tiny_class(tiny, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, answers in TINY_CLASS.items():
+        nbformat.write(tiny.submission(answers), folder / f"{name}.ipynb")
+    (folder / "gus").mkdir(exist_ok=True)
+    nbformat.write(tiny.submission({"add": "def add(a, b):\n    return a + b"}), folder / "gus" / "00_tiny_lab.ipynb")
+    return folder
+
+
+def gradebook_files(folder: Path) -> dict[str, str]:
+    return {name: (folder / name).read_text(encoding="utf-8")
+            for name in ("gradebook.csv", "gradebook.md", "gradebook.json")}
+
+
+@pytest.fixture(scope="module")
+def tiny_runs(tiny, tmp_path_factory):
+    """The tiny class graded one notebook at a time, two at a time, and in two shards, merged."""
+    base = tmp_path_factory.mktemp("tiny_class")
+    subs = tiny_class(tiny, base / "submissions")
+    runs = {}
+    for name, extra in (("sequential", ["--jobs", "1"]), ("parallel", ["--jobs", "2"])):
+        grade_here(subs, "--labs", tiny.labs_dir, "--timeout", "30", "--output", base / name, *extra)
+        runs[name] = gradebook_files(base / name)
+    shards = []
+    for k in (1, 2):
+        shard = base / f"shard{k}"
+        grade_here(subs, "--labs", tiny.labs_dir, "--timeout", "30", "--shard", f"{k}/2", "--output", shard)
+        shards.append(shard)
+    merged = grade("merge", *shards, "--output", base / "merged")  # as an instructor runs it
+    runs["merged"] = gradebook_files(base / "merged")
+    return base, subs, runs, shards, merged
+
+
+def test_the_tiny_class_grades_as_expected(tiny_runs):
+    _, _, runs, _, _ = tiny_runs
+    rows = list(csv.DictReader(runs["sequential"]["gradebook.csv"].splitlines()))
+    earned = {name: sum(int(r["earned"]) for r in rows if r["student"] == name) for name in TINY_CLASS}
+    assert earned == {"amir": 3, "bea": 0, "chen": 0, "eli": 1}
+    assert "| chen | not attempted | 0 / 3 |" in runs["sequential"]["gradebook.md"]
+    assert "| gus | 2 / 3 | 2 / 3 |" in runs["sequential"]["gradebook.md"]
+
+
+def test_jobs_2_gives_the_same_gradebook_as_one_at_a_time(tiny_runs):
+    _, _, runs, _, _ = tiny_runs
+    assert runs["parallel"] == runs["sequential"]
+
+
+def test_two_shards_merged_equal_one_run(tiny_runs):
+    _, _, runs, shards, merged = tiny_runs
+    students = [{s["student"] for s in json.loads((shard / "gradebook.json").read_text())["submissions"]}
+                for shard in shards]
+    assert all(students) and not students[0] & students[1], "both shards grade someone, nobody twice"
+    assert students[0] | students[1] == set(TINY_CLASS) | {"gus"}
+    assert runs["merged"] == runs["sequential"]
+    assert "Merged 2 shards" in merged.stdout
+
+
+def test_shards_are_stable_by_student():
+    assert [shard_of(name, 4) for name in ("amir", "bea", "amir")] == [shard_of("amir", 4), shard_of("bea", 4),
+                                                                       shard_of("amir", 4)]
+    assert {shard_of(f"student{i}", 3) for i in range(30)} == {1, 2, 3}
+
+
+def test_merge_refuses_a_missing_or_repeated_shard(tiny_runs, tmp_path):
+    _, _, _, shards, _ = tiny_runs
+    for folders, reason in (([shards[0]], "shard(s) 2/2 missing"),
+                            ([shards[0], shards[0], shards[1]], "appears twice")):
+        with pytest.raises(SystemExit, match=re.escape(reason)):
+            course.grade.main(["merge", *map(str, folders), "--output", str(tmp_path)])
+
+
+def test_a_rerun_ignores_the_gradebooks_own_files(tiny, tmp_path):
+    subs = tiny_class(tiny, tmp_path / "submissions")
+    (subs / "old-shard").mkdir()  # an earlier shard's output folder inside the class folder
+    (subs / "old-shard" / "gradebook.csv").write_text("student\n", encoding="utf-8")
+    before = collect(subs)
+    grade_here(subs, "--labs", tiny.labs_dir, "--timeout", "30")
+    first = gradebook_files(subs)
+    assert [(s.student, s.notebook) for s in collect(subs)] == [(s.student, s.notebook) for s in before]
+    grade_here(subs, "--labs", tiny.labs_dir, "--timeout", "30")
+    assert gradebook_files(subs) == first
+    students = {r["student"] for r in csv.DictReader(first["gradebook.csv"].splitlines())}
+    assert students == set(TINY_CLASS) | {"gus"}

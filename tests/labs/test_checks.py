@@ -1,0 +1,356 @@
+"""Check verdicts: what a student sees, what the grader runs, and that checks stay independent.
+
+- `course.checks` turns a check cell's asserts into a verdict (✓ / ✗ and what to fix, the hint
+  before an exception from the student's code), never an error, and `tally` counts them;
+- every lab's check cells are one `with check(...)` block whose asserts all say what to fix,
+  and the lab ends with its tally;
+- no check reads a variable only another check defines (checked statically for every lab, and
+  by running lab 01 with a first check that fails before it assigns anything);
+- the grader's bare form of a check reaches the same verdict, with the same message, as the
+  form the student runs.
+"""
+from __future__ import annotations
+
+import ast
+import tempfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import course.checks as checks
+from course.checks import (MIME, CheckCellError, Verdict, check, check_source, failure_message,
+                           parse_check_cell, tally)
+from course.labs import cell_key, cell_kind, graded, load_lab, run, verdict_of
+from course.paths import LABS_DIR
+
+LABS = sorted(LABS_DIR.glob("*_lab.ipynb"))
+
+
+@pytest.fixture(autouse=True)
+def fresh_verdicts():
+    checks._verdicts.clear()
+    yield
+    checks._verdicts.clear()
+
+
+# ------------------------------------------------------------------------ the verdict machinery
+def test_a_passing_check_prints_its_key_and_nothing_else(capsys):
+    with check("check-one", hint="one must be 1"):
+        assert 1 == 1, "one is one"
+    assert capsys.readouterr().out == "✓ check-one\n"
+    assert checks.verdicts()["check-one"] == Verdict("check-one", True)
+
+
+def test_a_failing_assert_shows_its_message_and_the_cell_goes_on(capsys):
+    with check("check-two", hint="two must be 2"):
+        raise AssertionError("expected 2, got 1: add one more")  # (pytest rewrites a plain assert)
+    after = "reached"  # the with block swallowed the failure: Run All goes on
+    assert after == "reached"
+    assert capsys.readouterr().out == "✗ check-two\n  expected 2, got 1: add one more\n"
+    assert checks.verdicts()["check-two"].error == "AssertionError"
+
+
+def test_an_exception_from_the_students_code_shows_the_hint_first(capsys):
+    def run_agent():
+        raise ConnectionError("weather service unavailable")
+
+    with check("check-agent", hint="run_agent must turn a tool's exception into an error result"):
+        run_agent()
+    assert capsys.readouterr().out == ("✗ check-agent\n"
+                                       "  run_agent must turn a tool's exception into an error result\n"
+                                       "  ConnectionError: weather service unavailable\n")
+
+
+def test_an_interrupt_still_stops_the_notebook(capsys):
+    with pytest.raises(KeyboardInterrupt):
+        with check("check-slow", hint="h"):
+            raise KeyboardInterrupt
+    assert capsys.readouterr().out.startswith("✗ check-slow\n")
+
+
+def test_an_exception_whose_message_cannot_be_shown_is_still_a_verdict(capsys):
+    class Odd(Exception):
+        def __str__(self):
+            raise RuntimeError("no")
+
+    with check("check-odd", hint="h"):
+        raise Odd()
+    assert "Odd" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("error,detail,hint,expected", [
+    ("AssertionError", "say what to fix", "the hint", "say what to fix"),
+    ("AssertionError", "", "the hint", "the hint\nAssertionError"),
+    ("NotImplementedError", "write add", "add returns a sum", "add returns a sum\nNotImplementedError: write add"),
+    ("KeyError", "'x'", "", "KeyError: 'x'"),
+])
+def test_failure_messages(error, detail, hint, expected):
+    assert failure_message(error, detail, hint) == expected
+
+
+def test_tally_counts_passes_and_lists_failures_and_checks_not_run(capsys, monkeypatch):
+    monkeypatch.setattr(checks, "lab_check_keys", lambda lab_id: ["check-a", "check-b", "check-c"])
+    with check("check-a", hint="h"):
+        pass
+    with check("check-b", hint="b must work"):
+        raise ValueError("nope")
+    capsys.readouterr()
+    text = tally("00_some_lab")
+    assert text == ("1 of 3 checks pass\nfailing:\n  ✗ check-b: b must work\n"
+                    "not run yet (run their cells):\n  · check-c")
+    assert capsys.readouterr().out == text + "\n"
+
+
+def test_tally_of_a_released_lab_counts_all_its_checks():
+    lab = load_lab(LABS[0])
+    assert checks.lab_check_keys(lab.lab_id) == [cell_key(c) for _, c in lab.checks()]
+    assert tally(lab.lab_id).startswith(f"0 of {len(lab.checks())} checks pass")
+
+
+# ------------------------------------------------------------------------ check cells
+def test_parse_and_write_a_check_cell():
+    body = 'total = add(2, 3)\nassert total == 5, f"got {total}"'
+    source = check_source("check-add", "add returns the sum", body)
+    parsed = parse_check_cell(source)
+    assert (parsed.key, parsed.hint, parsed.body) == ("check-add", "add returns the sum", body)
+    long = check_source("check-add", "a hint " * 20, body)
+    assert long.splitlines()[1].lstrip().startswith("hint=") and parse_check_cell(long).hint == "a hint " * 20
+
+
+@pytest.mark.parametrize("source,reason", [
+    ("assert add(1, 2) == 3", "single `with check"),
+    ('with check("k"):\n    pass\nprint(1)', "single `with check"),
+    ('with open("x"):\n    pass', "must call `check"),
+    ('with check("k") as c:\n    pass', "no `as`"),
+    ('with check(KEY, hint="h"):\n    pass', "plain string literal"),
+    ('with check("k", hint="h", points=2):\n    pass', "a key and a hint only"),
+    ('with check(:\n', "does not parse"),
+])
+def test_malformed_check_cells_are_refused_with_a_reason(source, reason):
+    with pytest.raises(CheckCellError, match=reason):
+        parse_check_cell(source)
+
+
+@pytest.mark.parametrize("path", LABS, ids=lambda p: p.stem)
+def test_lab_check_cells_are_verdict_blocks_whose_asserts_say_what_to_fix(path):
+    lab = load_lab(path)
+    problems = []
+    for _, cell in lab.checks():
+        key = cell_key(cell)
+        try:
+            parsed = parse_check_cell(cell.source)
+        except CheckCellError as exc:
+            problems.append(f"{key}: {exc}")
+            continue
+        if parsed.key != key:
+            problems.append(f"{key}: the cell's with check({parsed.key!r}) differs from its metadata key")
+        if not parsed.hint.strip():
+            problems.append(f"{key}: no hint (shown when the student's code raises)")
+        bare = [ast.unparse(n)[:60] for n in ast.walk(ast.parse(parsed.body))
+                if isinstance(n, ast.Assert) and n.msg is None]
+        problems += [f"{key}: `{a}` has no message saying what to fix" for a in bare]
+        with_body = ast.Module(body=ast.parse(cell.source).body[0].body, type_ignores=[])
+        if ast.dump(with_body) != ast.dump(ast.parse(parsed.body)):
+            problems.append(f"{key}: the bare body the grader runs differs from the block")
+    code = [c for c in lab.notebook.cells if c.cell_type == "code"]
+    if not (cell_kind(code[-1]) == "tally" and code[-1].source.strip() == f'tally("{lab.lab_id}")'):
+        problems.append(f'the last code cell must be tagged `tally` and be tally("{lab.lab_id}")')
+    setup = next(c for c in code if cell_kind(c) is None)
+    if "from course.checks import check, tally" not in setup.source:
+        problems.append("the first set-up cell must import check and tally from course.checks")
+    assert not problems, "\n".join(problems)
+
+
+# ------------------------------------------------------------------------ independence
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
+          ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def module_bound(tree) -> set[str]:
+    """Names a cell binds at its top level (not inside functions, lambdas or comprehensions)."""
+    names, stack = set(), list(ast.iter_child_nodes(tree))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, SCOPES):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        stack.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def free_names(tree) -> set[str]:
+    """Names a cell reads that nothing in it binds: what it needs from elsewhere."""
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - bound
+
+
+def dependencies(setup_sources: list[str], check_bodies: dict[str, str]) -> list[str]:
+    """Checks that read a variable only another check defines, or that another check rebinds."""
+    setup = set().union(*(module_bound(ast.parse(s)) for s in setup_sources))
+    trees = {key: ast.parse(body) for key, body in check_bodies.items()}
+    found = []
+    for key, tree in trees.items():
+        for other, other_tree in trees.items():
+            if other == key:
+                continue
+            for name in sorted((free_names(tree) - setup) & module_bound(other_tree)):
+                found.append(f"{key} reads {name!r}, which only {other} defines")
+            for name in sorted(free_names(tree) & setup & module_bound(other_tree)):
+                found.append(f"{key} reads {name!r}, which {other} rebinds")
+    return found
+
+
+def test_the_dependency_finder_finds_what_lab_01_used_to_have():
+    before = {"check-vancouver": "result = run_agent(GOOD)\nassert result, 'x'",
+              "check-parallel": "history = result['messages']\nassert history, 'x'"}
+    assert dependencies(["GOOD = []"], before) == ["check-parallel reads 'result', which only check-vancouver defines"]
+    rebinding = {"check-a": "GOOD = None\nassert 1, 'x'", "check-b": "assert GOOD == [], 'x'"}
+    assert dependencies(["GOOD = []"], rebinding) == ["check-b reads 'GOOD', which check-a rebinds"]
+    independent = {"check-a": "[s for s in GOOD]\nf = lambda q: q\nassert 1, 'x'",
+                   "check-b": "s = 1\nq = 2\nassert s + q, 'x'"}
+    assert dependencies(["GOOD = []"], independent) == []
+
+
+@pytest.mark.parametrize("path", LABS, ids=lambda p: p.stem)
+def test_no_check_depends_on_another_check(path):
+    lab = load_lab(path)
+    setup = [c.source for c in lab.notebook.cells if c.cell_type == "code" and cell_kind(c) != "check"]
+    bodies = {cell_key(c): parse_check_cell(c.source).body for _, c in lab.checks()}
+    assert dependencies(setup, bodies) == []
+
+
+# ------------------------------------------------------------------------ running: the tiny lab
+def run_in(lab, nb):
+    with tempfile.TemporaryDirectory() as cwd:
+        return run(lab, nb, timeout=30, cwd=Path(cwd))
+
+
+HALF_SOLVED = {"add": "def add(a, b):\n    return a + b",
+               "shout": 'def shout(text):\n    raise ValueError(f"cannot shout {text!r}")'}
+
+
+@pytest.fixture(scope="module")
+def half_solved_run(tiny):
+    """The tiny lab half solved, run as the student runs it (Run All) and as the grader does."""
+    lab = load_lab(tiny.lab_path)
+    student = tiny.submission(HALF_SOLVED)
+    as_student = run(lab, student, timeout=30)
+    nb, _ = graded(lab, student)
+    return lab, student, as_student, run_in(lab, nb)
+
+
+def test_run_all_shows_every_verdict_and_never_stops(half_solved_run):
+    _, _, outcome, _ = half_solved_run
+    assert [r.status for r in outcome.results if r.kind != "check"] == ["passed"] * 4  # set-up, 2 exercises, tally
+    assert [(r.key, r.status) for r in outcome.checks()] == [
+        ("check-add-pair", "passed"), ("check-add-negative", "passed"), ("check-shout", "failed")]
+    assert outcome.tally_text() == ("2 of 3 checks pass\nfailing:\n"
+                                    "  ✗ check-shout: shout(text) returns the text in capitals followed by '!'")
+
+
+def test_a_verdict_is_text_for_the_student_and_json_for_tools(tiny):
+    lab = load_lab(tiny.lab_path)
+    nb = tiny.submission(HALF_SOLVED)
+    from nbclient import NotebookClient
+
+    NotebookClient(nb, timeout=30, allow_errors=True, kernel_name="python3",
+                   resources={"metadata": {"path": str(tiny.labs_dir)}}).execute()
+    shown = {cell_key(c): c.outputs for c in nb.cells if cell_kind(c) == "check"}
+    assert all(not any(o.output_type == "error" for o in outputs) for outputs in shown.values())
+    passed = shown["check-add-pair"]
+    assert [o.output_type for o in passed] == ["display_data"]
+    assert passed[0].data["text/plain"] == "✓ check-add-pair"
+    assert passed[0].data[MIME] == {"key": "check-add-pair", "passed": True, "message": "", "error": None}
+    failed = shown["check-shout"][0].data
+    assert failed["text/plain"] == ("✗ check-shout\n  shout(text) returns the text in capitals followed by '!'\n"
+                                    "  ValueError: cannot shout 'hi'")
+    assert failed[MIME] == {"key": "check-shout", "passed": False, "error": "ValueError",
+                            "message": "shout(text) returns the text in capitals followed by '!'\n"
+                                       "ValueError: cannot shout 'hi'"}
+    assert verdict_of(nb.cells[3]) == passed[0].data[MIME] and lab.lab_id == "00_tiny_lab"
+
+
+def test_the_grader_reaches_the_verdicts_the_student_sees(half_solved_run):
+    _, _, as_student, as_grader = half_solved_run
+    assert [(r.key, r.status, r.error) for r in as_grader.checks()] == \
+        [(r.key, r.status, r.error) for r in as_student.checks()]
+
+
+def test_the_graded_copy_runs_bare_checks_with_a_receipt(half_solved_run):
+    lab, student, _, _ = half_solved_run
+    nb, _ = graded(lab, student)
+    again, _ = graded(lab, student)
+    for (i, released), cell, other in zip(lab.checks(), [nb.cells[i] for i, _ in lab.checks()],
+                                          [again.cells[i] for i, _ in lab.checks()]):
+        body, receipt = cell.source.rsplit("\n", 1)
+        assert body == parse_check_cell(released.source).body and "check(" not in body
+        assert receipt == f"print({cell.metadata['course']['receipt']!r})"
+        assert cell.metadata["course"]["receipt"] != other.metadata["course"]["receipt"], "a fresh receipt per run"
+
+
+# ------------------------------------------------------------------------ running: lab 01
+def flaky_run_agent() -> str:
+    """run_agent that raises on its first call only: the first check fails before it assigns
+    anything, the next one (which calls run_agent itself) works."""
+    import inspect
+
+    import solutions.agent_loop as reference
+
+    source = inspect.getsource(reference.run_agent)
+    return ("_calls = []\n\n" + source.replace("def run_agent(", "def _working_run_agent(", 1) +
+            "\n\ndef run_agent(*args, **kwargs):\n"
+            "    _calls.append(1)\n"
+            "    if len(_calls) == 1:\n"
+            "        raise ConnectionError('the network dropped the first request')\n"
+            "    return _working_run_agent(*args, **kwargs)\n")
+
+
+@pytest.fixture(scope="module")
+def lab01_flaky():
+    import inspect
+
+    import solutions.agent_loop as reference
+
+    lab = load_lab(LABS_DIR / "01_agent_loop_lab.ipynb")
+    student = nbformat.read(lab.path, as_version=4)
+    module_source = inspect.getsource(reference)
+    for cell in student.cells:
+        if cell_kind(cell) == "exercise":
+            cell.source = module_source if cell_key(cell) == "validate_messages" else \
+                module_source + "\n\n" + flaky_run_agent()
+    nb, _ = graded(lab, student)
+    return run(lab, student, timeout=60), run_in(lab, nb)
+
+
+@pytest.mark.parametrize("form", ["student", "grader"])
+def test_a_failing_check_never_causes_a_name_error_in_another(lab01_flaky, form):
+    outcome = lab01_flaky[0 if form == "student" else 1]
+    status = {r.key: r for r in outcome.checks()}
+    vancouver = status["check-agent-vancouver"]
+    assert vancouver.status == "failed"
+    assert vancouver.error == ("run_agent must answer the Vancouver question in 2 API calls and return the "
+                               "history, without changing the caller's list\n"
+                               "ConnectionError: the network dropped the first request"), "the hint, then the exception"
+    parallel = status["check-agent-parallel-results-match-calls"]
+    assert parallel.status == "passed", parallel.error
+    assert [r.key for r in outcome.checks() if r.status != "passed"] == ["check-agent-vancouver"]
