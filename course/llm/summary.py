@@ -5,8 +5,9 @@ good compaction prompt asks for, filled by rules from every message before the r
 
     Goal                      the first user message; later user requests follow it
     Constraints               must / never / only / keep ... sentences of system and user messages
-    Confirmed facts           what tool calls returned (first and last informative line, and any
-                              "found X: ..." line), and the statements of the assistant
+    Confirmed facts           what tool calls returned (a short output's first line; of a long
+                              one only its "found X: ..." lines), and the statements of the
+                              assistant (not its narration: "First I look at ...")
     Changes made              successful calls of tools that write (write, edit, patch, ...)
     Failed attempts (and why) tool results that report an error or a non-zero exit code, with
                               the lines that give the cause; failures the assistant told in prose
@@ -43,6 +44,9 @@ FACT = re.compile(r"\b(confirmed|found|root cause|because|turns out|is caused|ve
 FAILURE_PROSE = re.compile(r"\b(failed|fails|failure|error|exception|refused|denied|could not|"
                            r"couldn't|cannot|can't|not found|undefined reference|timed out|"
                            r"crash(?:ed)?)\b|[a-z](?:Error|Exception)\b|失败|错误", re.I)
+# The assistant saying what it does right now ("First I look at ...", "Checking the log.").
+NARRATION = re.compile(r"^(?:(?:first|now|next|then),? (?:i|let me|we)\b|let me\b|let's\b|"
+                       r"[a-z]+ing\b(?! (?:is|was|are|were|has|had)\b))", re.I)
 OPEN = re.compile(r"\b(next|todo|remaining|still|need to|will|pending|open)\b|下一步|待办|还需", re.I)
 CHANGE_TOOL = re.compile(r"write|edit|patch|create|update|delete|remove|apply|set|move|rename|"
                          r"install|commit|save|append|replace|mkdir", re.I)
@@ -50,6 +54,7 @@ EXIT_CODE = re.compile(r"exit code:? [1-9]|exit_code\W+[1-9]", re.I)
 HEADER_LINE = re.compile(r"^\[(?:exit code: \d+|[^\]]*: lines \d+-\d+ of \d+[^\]]*)\]$")
 FOUND_LINE = re.compile(r"\bfound\b[^:\n]*:\s*\S", re.I)
 # A sentence ends at . ! ? followed by a space or the end (so "build/libpng16.so" stays whole).
+SHORT_OUTPUT_LINES = 3
 SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？]|$)", re.M)
 SUMMARY_TITLE = "Summary of the conversation so far (teaching model, rule-based):"
 SECTIONS = ("Goal", "Constraints", "Confirmed facts", "Changes made", "Failed attempts (and why)",
@@ -80,16 +85,17 @@ def _failed(content: str) -> bool:
 
 
 def _informative(content: str) -> list[str]:
-    """What a successful result says: its first and last informative lines, and "found" lines."""
+    """What a successful result says: a short output is the fact itself (its first line); of a
+    long one only its "found X: ..." lines are kept (the rest is the full output of a command
+    that succeeded, which a compaction leaves out)."""
     lines = [line for line in map(str.strip, content.splitlines())
              if line and not (line[0] == "[" and HEADER_LINE.match(line))]
     if not lines:
         return ["(no output)"]
-    picked = [lines[0]] + [line for line in lines[1:-1]
-                           if "ound" in line and FOUND_LINE.search(line)][:2]
-    if len(lines) > 1:
-        picked.append(lines[-1])
-    return unique(_short(line, 200) for line in picked)
+    found = [line for line in lines if "ound" in line and FOUND_LINE.search(line)][:2]
+    if len(lines) > SHORT_OUTPUT_LINES:
+        return [_short(line, 160) for line in found] or [f"ok ({len(lines)} lines of output)"]
+    return unique(_short(line, 160) for line in [lines[0]] + found)
 
 
 def _earlier_summary(text: str) -> dict[str, list[str]] | None:
@@ -131,6 +137,8 @@ def _read_user(text: str, first: bool, out: _Sections) -> None:
 
 def _read_assistant(text: str, out: _Sections) -> None:
     for sentence in _sentences(text):
+        if NARRATION.match(sentence):
+            continue
         if FAILURE_PROSE.search(sentence):
             out.add("Failed attempts (and why)", f"assistant: {sentence}")
         else:
@@ -180,7 +188,7 @@ def summarise(messages: list[dict]) -> str:
                 open_items = [s for s in _sentences(text) if OPEN.search(s)]
         elif role == "tool":
             name, args = calls.get(message.get("tool_call_id"), ("?", ""))
-            what = f"{name}({_short(args, 160)})"
+            what = f"{name}({_short(args, 100)})"
             if _failed(text):
                 out.add("Failed attempts (and why)", f"{what} -> {' | '.join(error_causes(text))}")
                 failed_names.append(name)

@@ -91,7 +91,7 @@ def test_a_summary_is_built_from_every_role(client):
     assert "Never restart the database." in constraints                     # system prompt
     assert "Only deploy between 18:00 and 20:00 UTC." in constraints         # a later user message
     facts = section(text, "Confirmed facts")
-    assert "service api: healthy" in facts and "version 2.4.1" in facts      # a tool result
+    assert "check_service({\"host\": \"10.0.3.17:8443\"}) -> service api: healthy" in facts  # a tool result
     assert "assistant: The load balancer drops port 8443" in facts           # an assistant statement
     failures = section(text, "Failed attempts (and why)")
     assert "deploy(" in failures and "ConnectionRefusedError" in failures    # a tool error
@@ -126,3 +126,14 @@ def test_the_long_run_summary_keeps_what_chapter_04_probes(client):
     said = "\n".join([m.get("content") or "" for m in run[:47]] +
                      [c["function"]["arguments"] for m in run[:47] for c in m.get("tool_calls") or ()])
     assert [i for i in identifiers(said) if i not in text] == []
+
+
+def test_long_successful_output_and_narration_are_left_out(client):
+    log = "\n".join(f"[{i:3d}%] Building C object src/m{i}.c.o" for i in range(40))
+    messages = [{"role": "user", "content": "Build it."},
+                {"role": "assistant", "content": "First I run the build. The cache is cold.",
+                 "tool_calls": [call("b1", "run_command", {"command": "make"})]},
+                {"role": "tool", "tool_call_id": "b1", "content": log + "\n-- Found ZLIB: /opt/z/libz.so"}]
+    facts = section(summary_of(client, messages), "Confirmed facts")
+    assert facts.splitlines() == ['- assistant: The cache is cold.',
+                                  '- run_command({"command": "make"}) -> -- Found ZLIB: /opt/z/libz.so']
