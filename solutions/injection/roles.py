@@ -8,7 +8,7 @@ difference: the model reads the outsider's words with the authority of the role 
 
 `separate_roles` repairs such a history. Untrusted text is what `fence` wrapped
 (`<external_content source="...">...</external_content>`). Every fenced span found in a
-system, developer or user message is cut out of it, a one-line pointer is left in its place,
+system, developer or user message is cut out of it, a pointer (`[moved to <call id>]`) is left in its place,
 and the span is delivered the way fetched material is delivered: an assistant message that
 calls `read_external` (one call per span) followed at once by the matching tool results. The
 pairs are inserted right after the message the spans came from, or, if that message sits
@@ -82,8 +82,7 @@ def separate_roles(messages: list[dict]) -> list[dict]:
         for n, match in enumerate(FENCED.finditer(text)):
             call_id = _call_id(i, n, match.group(0), taken)
             kept.append(text[last:match.start()])
-            kept.append(f"[external content from {match.group(1)}: see the {EXTERNAL_TOOL} "
-                        f"result {call_id}]")
+            kept.append(f"[moved to {call_id}]")
             last = match.end()
             calls.append({"id": call_id, "type": "function", "function": {
                 "name": EXTERNAL_TOOL, "arguments": json.dumps({"source": match.group(1)})}})
