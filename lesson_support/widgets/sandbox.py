@@ -6,7 +6,7 @@ fake API key in the environment, a protected file, an outbox that must stay empt
 port), so what one tool did cannot affect the other. Commands may use the placeholders
 @SECRET@, @HOME@, @OUTBOX@, @WORKSPACE@, @PORT@ and @PYTHON@.
 
-The logic is in plain functions (tested in tests/test_sandbox_widget.py); `red_team_console()`
+The logic is in plain functions (tested in tests/lesson_support/test_sandbox_widget.py); `red_team_console()`
 only wires controls to them.
 """
 from __future__ import annotations
@@ -68,16 +68,19 @@ def attack_options() -> list[tuple[str, str]]:
     """(label, attack name) pairs for the dropdown, own command first."""
     options = [("type your own command", OWN_COMMAND)]
     for attack in ATTACKS:
-        shell_note = ", bash only" if attack.needs_bash else ""
-        options.append((f"{attack.category}: {attack.name}{shell_note}", attack.name))
+        needs = f", needs {attack.needs}" if attack.needs else ""
+        options.append((f"{attack.category}: {attack.name}{needs}", attack.name))
     return options
+
+
+NEEDS_NOTE = {"bash": " (needs bash as /bin/sh; Debian's /bin/sh is dash)",
+              "gawk": " (needs gawk as awk; Debian's default awk is mawk)"}
 
 
 def attack_preset(name: str) -> tuple[str, str | None, str]:
     """(command, setup, description) for an attack of the table."""
     attack = ATTACKS_BY_NAME[name]
-    description = attack.goal + (" (needs bash; Debian's /bin/sh is dash)"
-                                 if attack.needs_bash else "")
+    description = attack.goal + NEEDS_NOTE.get(attack.needs, "")
     if attack.setup:
         description += f" [scene prepared with: {attack.setup.replace('_', ' ')}]"
     return attack.command, attack.setup, description

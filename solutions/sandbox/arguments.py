@@ -88,12 +88,38 @@ DANGEROUS_OPTIONS = {
              "--temporary-directory": "writes temporary files elsewhere"},
     "grep": {"-R": "follows symbolic links out of the workspace",
              "--dereference-recursive": "follows symbolic links out of the workspace"},
-    "tail": {"-f": "never ends", "-F": "never ends", "--follow": "never ends"},
+    "tail": {"-f": "follows the file and never ends", "-F": "follows the file and never ends",
+             "--follow": "follows the file and never ends",
+             "--retry": "keeps trying to open a file (with -F, for ever)",
+             "-s": "sets how often a followed file is read", "--sleep-interval": "sets how "
+             "often a followed file is read", "--pid": "follows a file until a process ends",
+             "--max-unchanged-stats": "tunes how a followed file is re-opened"},
     "awk": {"-f": "runs a program file this check cannot read",
-            "-W": "sets implementation options (mawk -W exec runs a program file)"},
+            "-W": "sets implementation options (mawk -W exec runs a program file)",
+            # gawk's own options; mawk refuses them anyway, this says why
+            "-e": "adds program text this check does not see (gawk)",
+            "--source": "adds program text this check does not see (gawk)",
+            "-E": "runs a program file this check cannot read (gawk)",
+            "--exec": "runs a program file this check cannot read (gawk)",
+            "-i": "includes a program file this check cannot read (gawk)",
+            "--include": "includes a program file this check cannot read (gawk)",
+            "-l": "loads a compiled extension, which can do anything (gawk)",
+            "--load": "loads a compiled extension, which can do anything (gawk)",
+            "-d": "writes a file (gawk --dump-variables)",
+            "--dump-variables": "writes a file (gawk)",
+            "-p": "writes a file (gawk --profile)", "--profile": "writes a file (gawk)",
+            "-o": "writes a file (gawk --pretty-print)", "--pretty-print": "writes a file (gawk)",
+            "-D": "starts gawk's interactive debugger", "--debug": "starts gawk's debugger"},
 }
 
 AWK_FORBIDDEN = (
+    # gawk, not mawk: '@name(...)' calls the function whose name is in a variable (so
+    # f = "sys" "tem"; @f("id") is system("id") without the word), @include reads another
+    # program file, @load loads a compiled extension (readfile, filefuncs, fork...). Refused
+    # whichever awk this machine has: the same command must be safe on every machine.
+    (re.compile(r"@"), "'@' starts gawk's indirect function calls (@name(...)) and its "
+                       "@include and @load directives, which run functions, read files or load "
+                       "code this check cannot see (to match a literal @, write \"\\100\")"),
     (re.compile(r"\bsystem\s*\("), "system() runs a shell command"),
     (re.compile(r"\bgetline\b"), "getline reads other files or the output of commands"),
     (re.compile(r"(?<!\|)\|(?!\|)"), "'|' pipes to or from a shell command"),
@@ -123,6 +149,12 @@ def check_awk_program(program: str) -> None:
 _HEAD_TAIL = CommandRule(
     flags=_words("-q -v -z --quiet --silent --verbose --zero-terminated"),
     options={"-n": "text", "-c": "text", "--lines": "text", "--bytes": "text"})
+# GNU tail reads its first argument as an old-style option when it looks like one: `tail +1f
+# file` means "from line 1, then follow the file for ever", `tail -3f file` the same from the
+# third line from the end. Refused below with a reason; and tail always starts with -n 10 (its
+# default, overridden by any -n or -c given later), so its first argument is never read that way.
+_TAIL = CommandRule(flags=_HEAD_TAIL.flags, options=_HEAD_TAIL.options, forced=("-n", "10"))
+_OLD_STYLE_TAIL = re.compile(r"[+-][0-9]*[bcl]?f?")
 
 RULES = {
     "ls": CommandRule(
@@ -135,7 +167,7 @@ RULES = {
                                     "--show-all --show-ends --show-tabs --squeeze-blank "
                                     "--show-nonprinting")),
     "head": _HEAD_TAIL,
-    "tail": _HEAD_TAIL,
+    "tail": _TAIL,
     "wc": CommandRule(flags=_words("-l -w -c -m -L --lines --words --bytes --chars "
                                    "--max-line-length")),
     "sort": CommandRule(
@@ -196,7 +228,16 @@ FIND_PATH_VALUE = _words("-newer -anewer -cnewer -samefile")
 
 
 def _refuse_option(program: str, option: str) -> Refusal:
-    why = DANGEROUS_OPTIONS.get(program, {}).get(option)
+    if program == "tail" and option[1:].isdigit():
+        return Refusal(f"tail {option} is the old spelling of tail -n {option[1:]} (with an f, "
+                       f"as in {option}f, it follows the file and never ends). Use tail -n N.")
+    dangerous = DANGEROUS_OPTIONS.get(program, {})
+    why = dangerous.get(option)
+    if why is None and option.startswith("--") and len(option) > 3:
+        # GNU programs accept any unambiguous start of a long option: --fo is --follow
+        whole = [name for name in dangerous if name.startswith(option)]
+        if whole:
+            option, why = f"{option} (short for {whole[0]})", dangerous[whole[0]]
     if why:
         return Refusal(f"{program} {option} {why}, and this tool only reads files inside the "
                        "workspace. Use a read-only form of the command.")
@@ -227,6 +268,18 @@ def check_find(argv: list[str], workspace, cwd=None) -> list[str]:
             resolve_inside(argv[i + 1], workspace, cwd)
         i += 2
     return list(argv)
+
+
+def check_tail_operand(operand: str) -> None:
+    """Refuse a tail operand that GNU tail could read as an old-style option (+1f, +5)."""
+    if not operand.startswith("+"):
+        return
+    if _OLD_STYLE_TAIL.fullmatch(operand) and operand.endswith("f"):
+        raise Refusal(f"tail {quote(operand)} is the old spelling of tail -f: it follows the "
+                      "file and never ends. Use tail -n N (or -n +N to start at line N).")
+    raise Refusal(f"tail can read {quote(operand)} as an old-style option rather than a file "
+                  "name. Use tail -n +N to start at line N; name a file that starts with + "
+                  f"as ./{operand[:40]}.")
 
 
 def _split_option(program: str, rule: CommandRule, argv: list[str], i: int):
@@ -309,6 +362,8 @@ def check_arguments(argv: list[str], workspace, cwd=None) -> list[str]:
                       + (" (a second one would be an output file it writes)."
                          if program == "uniq" else "."))
     for path in operands:
+        if program == "tail":
+            check_tail_operand(path)
         if path != "-":  # "-" is standard input, which is closed
             resolve_inside(path, workspace, cwd)
     return [program, *rule.forced, *argv[1:]]

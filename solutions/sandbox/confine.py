@@ -16,8 +16,10 @@ empties the environment, `--die-with-parent` and the private process tree make s
 outlives the call, and `--new-session` detaches it from any terminal.
 
 Bubblewrap is a Debian package (`apt-get install bubblewrap`). Where it is missing or cannot
-create namespaces, `bubblewrap_problem()` says so in one line and the tool refuses to run
-with this layer switched on rather than silently running without it.
+create namespaces (many containers forbid unprivileged user namespaces), `bubblewrap_problem()`
+says which in one line, and the tool refuses to run with this layer switched on rather than
+silently running without it. Layers 1-3 do not need it. To see how the course behaves on such a
+machine, set COURSE_NO_BWRAP=1 in the environment before starting Python.
 """
 from __future__ import annotations
 
@@ -52,13 +54,15 @@ def _system_mounts() -> list[str]:
     return args
 
 
-def bubblewrap_argv(argv: list[str], workspace, *, cwd=None, writable: bool = False) -> list[str]:
+def bubblewrap_argv(argv: list[str], workspace, *, cwd=None, writable: bool = False,
+                    bwrap: str | None = None) -> list[str]:
     """The argv that runs `argv` inside a bubblewrap sandbox holding only the workspace.
 
     The workspace is mounted at its real path, so paths checked by layer 2 and printed by
-    `pwd` mean the same inside and outside. Raises ConfinementUnavailable without bwrap.
+    `pwd` mean the same inside and outside. `bwrap` is the program to start (default: the
+    `bwrap` found on PATH; raises ConfinementUnavailable without one).
     """
-    bwrap = shutil.which("bwrap")
+    bwrap = bwrap or shutil.which("bwrap")
     if bwrap is None:
         raise ConfinementUnavailable(_MISSING)
     root = os.path.realpath(workspace)
@@ -75,11 +79,17 @@ def bubblewrap_argv(argv: list[str], workspace, *, cwd=None, writable: bool = Fa
 
 _MISSING = ("OS confinement needs bubblewrap (bwrap), which is not installed here: install the "
             "Debian package 'bubblewrap', or leave out the 'confine' layer.")
+SWITCH_OFF = "COURSE_NO_BWRAP"
+_SWITCHED_OFF = (f"OS confinement is switched off by {SWITCH_OFF}=1 in the environment (as on a "
+                 "machine where bubblewrap cannot create namespaces): leave out the 'confine' "
+                 "layer, or unset the variable.")
 
 
 @lru_cache(maxsize=1)
 def bubblewrap_problem() -> str | None:
     """None if bubblewrap can sandbox a command here; otherwise one line saying why not."""
+    if os.environ.get(SWITCH_OFF, "") not in ("", "0"):
+        return _SWITCHED_OFF
     if shutil.which("bwrap") is None:
         return _MISSING
     with tempfile.TemporaryDirectory(prefix="bwrap-probe-") as probe:

@@ -1,7 +1,8 @@
 """The hardened terminal tool: the naive tool's job, with up to four layers of defence.
 
     parse      layer 1  no shell: argv from `parse_command`, shell syntax refused
-    arguments  layer 2  per-command option rules; every path resolved and kept in the workspace
+    arguments  layer 2  per-command option rules; every path resolved and kept in the workspace;
+                        no hard link in the workspace to a file outside it (links.py)
     hygiene    layer 3  minimal env, stdin closed, process group killed, capped read, rlimits
     confine    layer 4  bubblewrap: only the workspace visible, no network, cleared environment
 
@@ -29,6 +30,7 @@ from solutions.sandbox.arguments import RULES, check_arguments, resolve_inside
 from solutions.sandbox.confine import bubblewrap_argv, bubblewrap_problem
 from solutions.sandbox.hygiene import (DEFAULT_LIMITS, TRUSTED_PATH, ResourceLimits, RunResult,
                                        run_plain, run_with_hygiene)
+from solutions.sandbox.links import refuse_outside_links
 from solutions.sandbox.parse import check_text, parse_command
 from solutions.sandbox.refusal import Refusal, quote
 
@@ -136,6 +138,7 @@ class HardenedTerminalTool:
         if "parse" in self.layers:
             if "arguments" in self.layers:
                 argv = list(self.check(argv, self.workspace, self.current_dir))
+                refuse_outside_links(self.workspace)  # the workspace itself, not the command
             argv[0] = self._locate(argv[0])
         else:
             argv = [SHELL, "-c", command]

@@ -1,11 +1,19 @@
-"""Layer 2: per-command option rules, and every path resolved and kept inside the workspace."""
+"""Layer 2: per-command option rules, and every path resolved and kept inside the workspace;
+gawk-only escapes and every spelling of tail's follow mode refused; hard links to the outside."""
 import os
+import shutil
+import subprocess
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
-from solutions.sandbox import Refusal, check_arguments, check_awk_program, resolve_inside
+from solutions.sandbox import (RULES, Refusal, check_arguments, check_awk_program, outside_links,
+                               resolve_inside)
 from solutions.sandbox.parse import parse_command
 from lesson_support.redteam import LEGIT_COMMANDS
+
+AWKS = [path for path in ("/usr/bin/mawk", "/usr/bin/gawk", "/usr/bin/original-awk")
+        if os.path.exists(path)]
 
 
 @pytest.fixture
@@ -57,7 +65,8 @@ def test_every_legitimate_command_passes(legit):
     from lesson_support.redteam import SAMPLE_WORKSPACE
     argv = parse_command(legit.command)
     checked = check_arguments(argv, SAMPLE_WORKSPACE)
-    assert checked[0] == argv[0] and [a for a in checked if a != "--sandbox"] == argv
+    forced = RULES[argv[0]].forced if argv[0] in RULES else ()
+    assert checked == [argv[0], *forced, *argv[1:]]
 
 
 @pytest.mark.parametrize("command, why", [
@@ -78,6 +87,23 @@ def test_every_legitimate_command_passes(legit):
     ("tail -f a.txt", "never ends"),
     ("awk -f prog.awk a.txt", "program file"),
     ("awk -W exec prog.awk", "implementation options"),
+    # gawk's own options (mawk has none of them): program text or files the check cannot see
+    ("awk -l readfile {print}", "loads a compiled extension"),
+    ("awk --load=readfile {print}", "loads a compiled extension"),
+    ("awk --lo readfile {print}", "short for --load"),
+    ("awk -i inc.awk {print}", "includes a program file"),
+    ("awk --include=inc.awk {print}", "includes a program file"),
+    ("awk -e {print} a.txt", "adds program text"),
+    ("awk --source={print} a.txt", "adds program text"),
+    ("awk -E prog.awk a.txt", "runs a program file"),
+    ("awk --exec=prog.awk a.txt", "runs a program file"),
+    ("awk -d out {print}", "writes a file"),
+    ("awk --dump-variables=out {print}", "writes a file"),
+    ("awk -p out {print}", "writes a file"),
+    ("awk --profile=out {print}", "writes a file"),
+    ("awk -o out {print}", "writes a file"),
+    ("awk --pretty-print=out {print}", "writes a file"),
+    ("awk -D {print}", "debugger"),
 ])
 def test_options_that_run_write_or_escape_are_refused_with_a_reason(layout, command, why):
     with pytest.raises(Refusal) as caught:
@@ -185,3 +211,118 @@ def test_awk_programs_that_run_or_write_are_refused(program, why):
 ])
 def test_ordinary_awk_programs_pass(program):
     check_awk_program(program)
+
+
+# -- gawk-only escapes (issue 14, finding 6) -------------------------------------------------------
+
+@pytest.mark.parametrize("program", [
+    'BEGIN { f = "sys" "tem"; @f("id") }',            # the issue's reproduction
+    'BEGIN { f = "system"; @ f("id") }',               # gawk allows a space after @
+    'BEGIN { f = "system"; @\\\nf("id") }',          # and a continued line
+    '@include "/etc/passwd"',                          # reads another file as program text
+    '@include "inc"\n{ print }',
+    '@load "readfile"; BEGIN { printf "%s", readfile("/etc/passwd") }',
+    '@namespace "x"; BEGIN { print 1 }',
+    'BEGIN { x = "@"; print x }',                      # strict: no @ at all (write "\\100")
+])
+def test_gawk_only_escapes_are_refused_whatever_awk_is_installed(program):
+    with pytest.raises(Refusal, match="'@' starts gawk's indirect function calls"):
+        check_awk_program(program)
+
+
+@pytest.mark.skipif(not AWKS, reason="no awk program found")
+@pytest.mark.parametrize("awk", AWKS)
+def test_a_literal_at_sign_is_still_matched_with_an_escape(tmp_path, awk):
+    program = '$0 ~ "\\100" { print $1 }'
+    check_awk_program(program)
+    (tmp_path / "mails.txt").write_text("ada at example.org\nbob@example.org x\n")
+    done = subprocess.run([awk, program, "mails.txt"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.stdout == "bob@example.org\n"
+
+
+@pytest.mark.skipif("/usr/bin/gawk" not in AWKS, reason="gawk is not installed")
+def test_the_refused_indirect_call_really_runs_a_command_under_gawk(tmp_path):
+    """Why the rule exists: under gawk the program runs id with no 'system(' in its text."""
+    done = subprocess.run(["/usr/bin/gawk", 'BEGIN { f = "sys" "tem"; @f("echo ran") }'],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert done.stdout == "ran\n"
+
+
+# -- tail's follow modes in every spelling (finding 7) --------------------------------------------
+
+@pytest.mark.parametrize("command, why", [
+    ("tail -f a.txt", "never ends"), ("tail -F a.txt", "never ends"),
+    ("tail --follow a.txt", "never ends"), ("tail --follow=name a.txt", "never ends"),
+    ("tail --follow=descriptor a.txt", "never ends"), ("tail --fo a.txt", "short for --follow"),
+    ("tail --retry a.txt", "keeps trying"), ("tail -qf a.txt", "never ends"),
+    ("tail -n 3 -f a.txt", "never ends"), ("tail -fn3 a.txt", "never ends"),
+    ("tail a.txt -f", "never ends"), ("tail -s 1 a.txt", "followed file"),
+    ("tail --pid=1 a.txt", "until a process ends"), ("tail --sleep-interval=1 a.txt", "followed"),
+    ("tail -1f a.txt", "never ends"), ("tail -10f a.txt", "never ends"),
+    ("tail -3 a.txt", "old spelling of tail -n 3"),
+    ("tail +1f a.txt", "old spelling of tail -f"), ("tail +f a.txt", "old spelling of tail -f"),
+    ("tail +5lf a.txt", "old spelling of tail -f"), ("tail +10cf a.txt", "old spelling of tail -f"),
+    ("tail +1f -- a.txt", "old spelling of tail -f"), ("tail -- +1f a.txt", "old spelling"),
+    ("tail +2 a.txt", "old-style option"), ("tail +x a.txt", "name a file that starts with +"),
+])
+def test_every_spelling_of_tails_follow_mode_is_refused(layout, command, why):
+    with pytest.raises(Refusal) as caught:
+        check_arguments(command.split(), layout)
+    assert why in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_tail_starts_with_its_own_default_so_no_first_argument_is_an_option(layout):
+    assert check_arguments(["tail", "-n", "3", "a.txt"], layout) == \
+        ["tail", "-n", "10", "-n", "3", "a.txt"]
+    assert check_arguments(["tail", "-c", "+2", "./+1f"], layout)[:3] == ["tail", "-n", "10"]
+
+
+TAIL = shutil.which("tail")
+
+
+@pytest.mark.skipif(TAIL is None, reason="no tail program")
+@pytest.mark.parametrize("old_style", ["+1f", "+f", "+5lf", "+1f --"])
+def test_with_the_default_first_an_old_style_follow_is_only_a_missing_file(tmp_path, old_style):
+    """Even a check that forgot the refusal (a student's, say) is safe from the forms that look
+    like file names, thanks to the forced -n 10. (-1f looks like an option, and the allow-list
+    refuses it: digits are not on it.)"""
+    (tmp_path / "a.txt").write_text("1\n2\n")
+    done = subprocess.run([TAIL, *RULES["tail"].forced, *old_style.split(), "a.txt"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1 and "2\n" in done.stdout
+
+
+@pytest.mark.skipif(TAIL is None, reason="no tail program")
+@settings(max_examples=40)
+@given(options=st.lists(st.sampled_from([["-n", "3"], ["-n", "+2"], ["-c", "5"], ["-c", "+4"],
+                                         ["-q"], ["-v"], ["-n3"], ["--lines=1"], ["--bytes=2"]]),
+                        max_size=3),
+       files=st.lists(st.sampled_from(["a.txt", "b.txt"]), min_size=1, max_size=2))
+def test_the_forced_default_never_changes_what_tail_prints(tmp_path_factory, options, files):
+    folder = tmp_path_factory.mktemp("tail")
+    (folder / "a.txt").write_text("".join(f"line {i}\n" for i in range(30)))
+    (folder / "b.txt").write_text("short\nfile\n")
+    argv = [a for option in options for a in option] + files
+
+    def run(prefix):
+        return subprocess.run([TAIL, *prefix, *argv], cwd=folder, capture_output=True,
+                              timeout=10, stdin=subprocess.DEVNULL).stdout
+
+    assert run(list(RULES["tail"].forced)) == run([])
+
+
+# -- hard links to files outside the workspace (finding 8) ----------------------------------------
+
+def test_a_hard_link_to_a_file_outside_is_found(layout):
+    os.link(layout.parent / "outside" / "secret.txt", layout / "sub" / "copy.txt")
+    assert outside_links(layout) == [os.path.join("sub", "copy.txt")]
+    # realpath cannot see it: the path check says it is inside
+    assert resolve_inside("sub/copy.txt", layout) == os.path.realpath(layout / "sub" / "copy.txt")
+
+
+def test_hard_links_within_the_workspace_and_symbolic_links_are_not_reported(layout):
+    os.link(layout / "a.txt", layout / "sub" / "a-again.txt")
+    assert outside_links(layout) == []  # link_out, a symbolic link, is layer 2's other check
+    os.link(layout / "a.txt", layout.parent / "outside" / "a-elsewhere.txt")
+    found = outside_links(layout)  # one name per file is enough to refuse
+    assert len(found) == 1 and found[0] in ("a.txt", os.path.join("sub", "a-again.txt"))

@@ -59,6 +59,46 @@ def test_missing_bubblewrap_is_reported_not_ignored(layout, no_bwrap):
     assert unboxed.run("ls") == "notes.txt\n"
 
 
+def test_a_machine_without_namespaces_can_be_simulated(layout, monkeypatch):
+    """COURSE_NO_BWRAP=1 makes the course behave as where bubblewrap cannot sandbox."""
+    monkeypatch.setenv(confine.SWITCH_OFF, "1")
+    confine.bubblewrap_problem.cache_clear()
+    try:
+        problem = bubblewrap_problem()
+        assert "switched off by COURSE_NO_BWRAP=1" in problem and "\n" not in problem
+        reply = HardenedTerminalTool(layout).run("ls")
+        assert reply == f"Refused: {problem}"
+        assert HardenedTerminalTool(layout, ("parse", "arguments", "hygiene")).run("ls") == \
+            "notes.txt\n"
+    finally:
+        confine.bubblewrap_problem.cache_clear()
+
+
+def test_bubblewrap_that_cannot_create_namespaces_says_why(layout, monkeypatch, tmp_path):
+    """A bwrap that fails the way it does in a locked-down container."""
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely "
+                    "because the kernel does not allow non-privileged user namespaces.' >&2\n"
+                    "exit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    monkeypatch.delenv(confine.SWITCH_OFF, raising=False)
+    confine.bubblewrap_problem.cache_clear()
+    try:
+        problem = bubblewrap_problem()
+        assert problem.startswith("bubblewrap is installed but cannot create a sandbox here")
+        assert "No permissions to creating new namespace" in problem
+        assert HardenedTerminalTool(layout).run("ls") == f"Refused: {problem}"
+    finally:
+        confine.bubblewrap_problem.cache_clear()
+
+
+def test_the_argv_can_be_shown_without_bubblewrap_installed(layout, no_bwrap):
+    argv = bubblewrap_argv(["ls"], layout, bwrap="bwrap")
+    assert argv[0] == "bwrap" and argv[-2:] == ["--", "ls"] and "--unshare-all" in argv
+
+
 @needs_bwrap
 def test_argv_shape(layout):
     argv = bubblewrap_argv(["ls", "-a"], layout, cwd=layout)

@@ -171,3 +171,35 @@ def test_workspace_is_untouched_after_fuzzing(workspace):
     # the fuzz above ran with the workspace read-only (or without writing programs)
     assert not [name for name in os.listdir(workspace)
                 if not (SAMPLE_WORKSPACE / name).exists()]
+
+
+# -- the doors found since (issue 14, findings 6-8), through the whole tool ------------------------
+
+def test_a_hard_link_to_a_file_outside_is_refused_whatever_the_command(tmp_path):
+    workspace = tmp_path / "workspace"
+    shutil.copytree(SAMPLE_WORKSPACE, workspace)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET hard-linked\n")
+    os.link(secret, workspace / "logs" / "notes-copy.txt")
+    for layers in (NO_BOX, USABLE_LAYERS):
+        tool = HardenedTerminalTool(workspace, layers)
+        for command in ("cat logs/notes-copy.txt", "grep -r TOP-SECRET .", "grep -r TOP-SECRET",
+                        "head -n 1 README.md"):
+            reply = tool.run(command)
+            assert one_line_refusal(reply) and "hard link" in reply, (layers, command, reply)
+            assert "TOP-SECRET hard-linked" not in reply
+    (workspace / "logs" / "notes-copy.txt").unlink()
+    os.link(workspace / "README.md", workspace / "docs" / "README-again.md")  # inside: fine
+    assert HardenedTerminalTool(workspace, NO_BOX).run("head -n 1 docs/README-again.md") == \
+        "# inventory-service\n"
+
+
+@pytest.mark.parametrize("command", [
+    "awk 'BEGIN { f = \"sys\" \"tem\"; @f(\"id\") }'",
+    "awk '@include \"README.md\"'",
+    "tail +1f logs/app.log", "tail -f logs/app.log", "tail --follow=name logs/app.log",
+])
+def test_gawk_escapes_and_follow_modes_are_refused_at_once(workspace, command):
+    tool = HardenedTerminalTool(workspace, USABLE_LAYERS, timeout=5.0)
+    result = tool.execute(command)
+    assert result.refusal is not None and "\n" not in result.refusal and not result.timed_out

@@ -1,13 +1,18 @@
 """The attack table and the legitimate-command table, judged by canaries.
 
 - the canaries themselves: each one trips on the thing it watches, and only on it;
-- the naive tool is breached by the attacks the table says, in the way it says;
+- the tables are data (data/sandbox/*.json), loaded with every row checked;
+- the naive tool is breached by the attacks the table says, in the way it says (the rows that
+  need bash or gawk: where the machine has it, and under each explicitly);
 - with layers switched on (cumulatively, and alone), exactly the declared attacks are blocked;
-- with every layer on, every attack is blocked and every legitimate command still works.
+- with every layer on, every attack is blocked and every legitimate command still works;
+- the printed table reads the same whatever the machine's shell and awk.
 """
+import json
 import os
 import subprocess
 import socket
+import time
 
 import pytest
 
@@ -17,9 +22,10 @@ from lesson_support import redteam as rt
 PROBLEM = bubblewrap_problem()
 needs_bwrap = pytest.mark.skipif(PROBLEM is not None and not os.environ.get("CI"),
                                  reason=f"bubblewrap cannot run here: {PROBLEM}")
-TIMEOUT = 0.5  # the attacks that hit the timeout cost this much each; legit commands take ms
-CONFIGS = {**{title: layers for title, layers in rt.CUMULATIVE.items()},
-           "hygiene alone": ("hygiene",), "confine alone": ("confine",)}
+# The attacks that hit the timeout cost this much each; every other command takes milliseconds,
+# well below it, so the "stalled" canary (the call lasted the whole timeout) cannot misfire.
+TIMEOUT = rt.TOOL_TIMEOUT
+CONFIGS = rt.CONFIGURATIONS
 SHELL = rt.system_shell()
 
 
@@ -39,6 +45,8 @@ def tables():
 
 class EvilTool:
     """A tool that does one forbidden thing directly, to prove each canary can see it."""
+
+    timeout = 0.2
 
     def __init__(self, action, scene):
         self.action, self.scene = action, scene
@@ -64,6 +72,9 @@ class EvilTool:
         if self.action == "survivor":
             subprocess.Popen(["sleep", "30"], start_new_session=True)
             return "done"
+        if self.action == "stall":
+            time.sleep(self.timeout)
+            return "[stopped after the timeout]"
         if self.action == "memory":
             held = bytearray(8 * 1024 * 1024)
             return f"held {len(held)} bytes"
@@ -78,7 +89,7 @@ class EvilTool:
 @pytest.mark.parametrize("action, canary", [
     ("secret", "secret"), ("secret_copied_in", "secret"), ("api_key", "api_key"),
     ("protected", "protected"), ("protected_deleted", "protected"), ("outbox", "outbox"),
-    ("survivor", "survivor"), ("memory", "memory"), ("network", "network"),
+    ("survivor", "survivor"), ("stall", "stalled"), ("memory", "memory"), ("network", "network"),
 ])
 def test_each_canary_trips_on_what_it_watches_and_nothing_else(action, canary):
     with rt.open_scene() as scene:
@@ -97,6 +108,10 @@ def test_a_secret_link_set_up_in_the_workspace_is_not_itself_a_leak():
     with rt.open_scene(setup="secret_link") as scene:
         assert (scene.workspace / "latest-notes.txt").resolve() == scene.secret_file
         assert rt.judge(scene, EvilTool("none", scene), "ls").breaches == ()
+    with rt.open_scene(setup="secret_hardlink") as scene:
+        assert (scene.workspace / "notes-copy.txt").samefile(scene.secret_file)
+        assert rt.judge(scene, EvilTool("none", scene), "ls").breaches == ()
+        assert rt.judge(scene, EvilTool("secret_copied_in", scene), "x").breaches == ("secret",)
 
 
 def test_scene_layout_placeholders_and_cleanup():
@@ -114,23 +129,59 @@ def test_scene_layout_placeholders_and_cleanup():
 
 # -- the attack table ---------------------------------------------------------------------------
 
-def test_the_table_covers_every_category_of_the_reference():
+def test_the_table_covers_every_category_of_the_reference_and_the_doors_found_since():
     categories = {attack.category for attack in rt.ATTACKS}
     assert categories == {"chaining", "substitution", "redirection", "paths", "symlinks",
-                          "programs", "environment", "globbing", "survivors", "memory",
-                          "network"}
-    assert {a.name for a in rt.ATTACKS if a.needs_bash} == \
+                          "hard links", "programs", "environment", "globbing", "survivors",
+                          "stalls", "memory", "network"}
+    assert {a.name for a in rt.ATTACKS if a.needs == "bash"} == \
         {"subst_process", "redirect_herestring", "glob_brace", "network_dev_tcp"}
+    assert {a.name for a in rt.ATTACKS if a.needs == "gawk"} == \
+        {"awk_indirect_call", "awk_include", "awk_load"}
+    assert {"hardlink_existing", "tail_follow", "tail_follow_old"} <= set(rt.ATTACKS_BY_NAME)
     assert len(rt.ATTACKS_BY_NAME) == len(rt.ATTACKS)
     for attack in rt.ATTACKS:
         assert attack.breaches <= set(rt.CANARIES) and attack.stopped_by <= set(LAYERS)
 
 
+def test_the_tables_are_data_files():
+    rows = json.loads(rt.ATTACKS_FILE.read_text(encoding="utf-8"))["attacks"]
+    assert [r["name"] for r in rows] == [a.name for a in rt.ATTACKS]
+    commands = json.loads(rt.LEGIT_FILE.read_text(encoding="utf-8"))["commands"]
+    assert [c["command"] for c in commands] == [c.command for c in rt.LEGIT_COMMANDS]
+
+
+GOOD_ROW = {"name": "x", "category": "c", "command": "ls", "goal": "g", "breaches": ["secret"],
+            "stopped_by": ["parse"]}
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([dict(GOOD_ROW, breaches=["fire"])], "breaches \\['fire'\\] are not among"),
+    ([dict(GOOD_ROW, stopped_by=["firewall"])], "stopped_by \\['firewall'\\]"),
+    ([dict(GOOD_ROW, needs="zsh")], "needs must be one of"),
+    ([dict(GOOD_ROW, setup="flood")], "setup must be one of"),
+    ([{k: v for k, v in GOOD_ROW.items() if k != "goal"}], "missing \\['goal'\\]"),
+    ([dict(GOOD_ROW, colour="red")], "unknown \\['colour'\\]"),
+    ([dict(GOOD_ROW, command="")], "command must be non-empty text"),
+    ([dict(GOOD_ROW, breaches="secret")], "breaches must be a list"),
+    ([GOOD_ROW, GOOD_ROW], "names must be unique"),
+    ("not a list", "must be a list of objects"),
+])
+def test_a_bad_table_row_is_refused_with_where_and_why(tmp_path, rows, message):
+    path = tmp_path / "attacks.json"
+    path.write_text(json.dumps({"attacks": rows}))
+    with pytest.raises(ValueError, match=message):
+        rt.load_attacks(path)
+    path.write_text("{ not json")
+    with pytest.raises(ValueError, match="cannot read the table"):
+        rt.load_attacks(path)
+
+
 @pytest.mark.parametrize("attack", rt.ATTACKS, ids=lambda attack: attack.name)
 def test_naive_tool_is_breached_as_declared(tables, attack):
     outcome = tables["naive"][attack.name]
-    if attack.needs_bash and SHELL != "bash":
-        assert outcome.blocked, "bash-only syntax should fail under dash"
+    if not rt.has(attack.needs):
+        assert outcome.blocked, f"{attack.needs}-only syntax should fail here"
     else:
         assert set(outcome.breaches) == attack.breaches, outcome.reply
 
@@ -140,11 +191,28 @@ def test_most_attacks_breach_the_naive_tool(tables):
     assert len(breached) > 0.8 * len(rt.ATTACKS)
 
 
-@pytest.mark.parametrize("attack", [a for a in rt.ATTACKS if a.needs_bash],
+@pytest.mark.parametrize("attack", [a for a in rt.ATTACKS if a.needs == "bash"],
                          ids=lambda attack: attack.name)
 def test_bash_only_attacks_work_where_sh_is_bash(attack):
     outcome = rt.run_attack(rt.naive_tool(timeout=TIMEOUT, shell="/bin/bash"), attack)
     assert set(outcome.breaches) == attack.breaches, outcome.reply
+    if os.path.exists("/bin/dash"):
+        assert rt.run_attack(rt.naive_tool(timeout=TIMEOUT, shell="/bin/dash"), attack).blocked
+
+
+GAWK_ROWS = [a for a in rt.ATTACKS if a.needs == "gawk"]
+
+
+@pytest.mark.parametrize("awk", ["/usr/bin/gawk", "/usr/bin/mawk"])
+@pytest.mark.parametrize("attack", GAWK_ROWS, ids=lambda attack: attack.name)
+def test_gawk_only_attacks_breach_under_gawk_and_fail_under_mawk(attack, awk):
+    if not os.path.exists(awk):
+        pytest.skip(f"{awk} is not installed (CI installs gawk; Debian ships mawk)")
+    outcome = rt.run_attack(rt.naive_tool(timeout=TIMEOUT, awk=awk), attack)
+    if awk.endswith("gawk"):
+        assert set(outcome.breaches) == attack.breaches, outcome.reply
+    else:
+        assert outcome.blocked and "unexpected character '@'" in outcome.reply
 
 
 @pytest.mark.parametrize("title", list(CONFIGS))
@@ -177,10 +245,33 @@ def test_format_table(tables):
     text = rt.format_table({"naive": tables["naive"], "+parse": tables["+parse"]})
     lines = text.splitlines()
     assert lines[0].split() == ["attack", "category", "naive", "+parse"]
-    assert len(lines) == len(rt.ATTACKS) + 2
-    naive_blocked = sum(o.blocked for o in tables["naive"].values())
-    assert lines[-1].split()[1] == f"{naive_blocked}/{len(rt.ATTACKS)}"
-    assert "chain_semicolon" in text and "secret" in text
+    assert len(lines) == len(rt.ATTACKS) + 3 and lines[-1].startswith("* where /bin/sh is bash")
+    assert lines[-2].split()[1:] == [f"0/{len(rt.ATTACKS)}", f"21/{len(rt.ATTACKS)}"]
+    assert "chain_semicolon" in text and "UNEXPECTED" not in text
+    row = {line.split()[0]: line.split()[1:] for line in lines[1:-2]}
+    assert row["awk_indirect_call"] == ["(gawk)", "programs", "secret*", "secret*"]
+    assert row["glob_brace"] == ["(bash)", "globbing", "secret*", "blocked"]
+
+
+def fake_outcomes(blocked_names=(), breached=None):
+    """Outcomes as a tool would give: the declared breaches, except the rows named blocked."""
+    return {a.name: rt.Outcome(a.command, "", () if a.name in blocked_names else
+                               tuple(n for n in rt.CANARIES if n in (breached or a.breaches)))
+            for a in rt.ATTACKS}
+
+
+def test_the_printed_table_is_the_same_with_mawk_and_gawk(monkeypatch):
+    gawk_rows = {a.name for a in GAWK_ROWS}
+    monkeypatch.setattr(rt, "system_awk", lambda: "gawk")
+    under_gawk = rt.format_table({"naive": fake_outcomes(rt.ATTACKS_BY_NAME.keys() - {
+        a.name for a in rt.ATTACKS if a.needs != "bash" or SHELL == "bash"} - gawk_rows)})
+    monkeypatch.setattr(rt, "system_awk", lambda: "mawk")
+    bash_blocked = {a.name for a in rt.ATTACKS if a.needs == "bash" and SHELL != "bash"}
+    under_mawk = rt.format_table({"naive": fake_outcomes(gawk_rows | bash_blocked)})
+    assert under_gawk == under_mawk and "UNEXPECTED" not in under_mawk
+    # ...but a cell that is wrong for this machine still shows: gawk syntax breaching under mawk
+    wrong = rt.format_table({"naive": fake_outcomes(bash_blocked)})
+    assert wrong.count("UNEXPECTED:secret") == len(gawk_rows)
 
 
 # -- the legitimate commands --------------------------------------------------------------------

@@ -55,8 +55,17 @@ def test_attack_options_list_every_attack_once():
     options = console.attack_options()
     assert options[0][1] == console.OWN_COMMAND
     assert [value for _, value in options[1:]] == [a.name for a in ATTACKS]
-    assert all("bash only" in label for label, value in options[1:]
-               if ATTACKS_BY_NAME[value].needs_bash)
+    for label, value in options[1:]:
+        needs = ATTACKS_BY_NAME[value].needs
+        assert (f"needs {needs}" in label) == (needs is not None)
+
+
+@pytest.mark.parametrize("name, note", [("glob_brace", "needs bash as /bin/sh"),
+                                        ("awk_include", "needs gawk as awk"),
+                                        ("hardlink_existing", "scene prepared with: secret hardlink")])
+def test_presets_say_what_an_attack_needs(name, note):
+    command, setup, description = console.attack_preset(name)
+    assert command == ATTACKS_BY_NAME[name].command and note in description
 
 
 def test_report_html_escapes_and_shortens():
