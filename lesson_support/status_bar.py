@@ -119,47 +119,51 @@ def bar_in_system_prompt(messages: list[dict], block: str) -> list[dict]:
 
 def request_messages(run: Run, upto: int, placement: str = "end", mode: str = "replace",
                      follow_up: bool | str = False, bar=render_status, status_of=None,
-                     keep_steps: int | None = None) -> list[dict]:
+                     keep_steps: int | None = None, every: int = 1) -> list[dict]:
     """The messages of request `upto` (steps 0 .. upto-1 visible) under one strategy.
 
     follow_up: True adds the run's follow-up as the last user message, a string adds that
-    question instead (at the follow-up's time); the bar then comes after it.
+    question instead (at the follow-up's time); a fresh bar then comes after it.
 
     placement "none" (no bar), "system" (the specimen) or "end" (a user message, `mode`
-    "replace" or "append"). With append, the bar of every earlier request stays where it was
-    sent. `bar(status)` renders a status (default: render_status); `status_of(k, at_follow_up)`
-    gives the status shown at request k (default: the truth, run.status). `keep_steps` drops
-    all but the last steps from the history (a sliding window by steps; not with append).
+    "replace" or "append"). The end placements are built as an agent loop builds them: request
+    k adds step k-1, and a fresh bar when k-1 is a multiple of `every` (1: every request);
+    between refreshes the last bar stays where it was, and new steps come after it. With
+    replace a refresh removes the older bars; with append they stay. `bar(status)` renders a
+    status (default: render_status); `status_of(k, at_follow_up)` gives the status shown at
+    request k (default: the truth, run.status). `keep_steps` drops all but the last steps from
+    the history (a sliding window by steps; only with replace at every request).
     """
     if placement not in PLACEMENTS:
         raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise ValueError(f"every must be a whole number of requests >= 1, got {every!r}")
     status_of = status_of or (lambda k, last=False: run.status(k, follow_up=last))
-    if placement == "end" and mode == "append":
-        if keep_steps is not None:
-            raise ValueError("a window (keep_steps) cannot be combined with append mode here")
+    question = [run.follow_up_message(text=None if follow_up is True else follow_up)] if follow_up else []
+    if placement == "end" and keep_steps is None:
         messages = run.history(0)
         for k, step in enumerate(run.steps[:upto], start=1):
             messages += copy.deepcopy(step["messages"])
-            if k < upto or not follow_up:
-                messages = place_status(messages, bar(status_of(k)), "append")
-    elif keep_steps is not None:
-        messages = run.windowed(upto, keep_steps)
-    else:
-        messages = run.history(upto)
-    if follow_up:
-        messages.append(run.follow_up_message(text=None if follow_up is True else follow_up))
+            if (k - 1) % every == 0 and not (follow_up and k == upto):
+                messages = place_status(messages, bar(status_of(k)), mode)
+        if follow_up:
+            messages = place_status(messages + question, bar(status_of(upto, True)), mode)
+        return messages
+    if keep_steps is not None and (placement, mode, every) != ("end", "replace", 1) \
+            and placement != "none":
+        raise ValueError("a window (keep_steps) works with no bar or with replace at every request")
+    messages = run.windowed(upto, keep_steps) if keep_steps is not None else run.history(upto)
+    messages += question
     if placement == "none":
         return messages
     block = bar(status_of(upto, True) if follow_up else status_of(upto))
     if placement == "system":
         return bar_in_system_prompt(messages, block)
-    if mode == "append" and not follow_up:
-        return messages
     return place_status(messages, block, mode)
 
 
 def replay_usage(run: Run, client, model: str, placement: str, mode: str = "replace",
-                 max_tokens: int = 64, requests: int | None = None) -> list[dict]:
+                 max_tokens: int = 64, requests: int | None = None, every: int = 1) -> list[dict]:
     """Send every request of the run (then the follow-up) under one strategy, or only the first
     `requests`; one usage record per request: {"request", "prompt_tokens", "cached_tokens",
     "completion_tokens"}."""
@@ -168,7 +172,7 @@ def replay_usage(run: Run, client, model: str, placement: str, mode: str = "repl
     for j in range(1, last + 1):
         follow = j == run.n_requests + 1
         messages = request_messages(run, run.n_requests + 1 if follow else j, placement, mode,
-                                    follow_up=follow)
+                                    follow_up=follow, every=every)
         reply = client.chat.completions.create(model=model, messages=messages, tools=run.tools,
                                                max_tokens=max_tokens)
         usage = reply.usage

@@ -52,8 +52,6 @@ def ask(run: Run, step: int, placement: str, mode: str, error: int, client=None,
     """(reply text, explanation) of the model asked `question` after `step` steps."""
     client = client or course.llm.client()
     model = model or course.llm.model_name()
-    if placement == "end" and mode == "append":
-        mode = "replace"  # the question is asked once: the latest bar is what the model reads
     messages = request_messages(run, step, placement, mode, follow_up=question,
                                 status_of=lambda k, last=False: shown_status(run, k, error, last))
     reply = client.chat.completions.create(model=model, messages=messages, tools=run.tools)
