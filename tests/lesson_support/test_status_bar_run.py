@@ -105,3 +105,25 @@ def test_usage_replay_system_placement_caches_nothing_and_the_end_caches(tmp_pat
 
 def test_placements_listed():
     assert PLACEMENTS == ("none", "system", "end")
+
+
+@pytest.mark.parametrize("mode", ["replace", "append"])
+def test_a_bar_refreshed_every_fifth_request_stays_in_place_between_refreshes(mode):
+    messages = request_messages(RUN, 12, "end", mode, every=5)
+    assert check_pairing(messages).ok
+    bars = [i for i, m in enumerate(messages) if is_status_message(m)]
+    assert len(bars) == (1 if mode == "replace" else 3)  # refreshed at requests 1, 6 and 11
+    assert latest_status(messages) == render_status(RUN.status(11))
+    assert messages[bars[-1] + 1:] == RUN.steps[11]["messages"]  # step 11 came after the bar
+    # each request extends the previous one, except where replace drops the old bar
+    if mode == "append":
+        for j in range(1, 20):
+            before, after = (request_messages(RUN, k, "end", "append", every=5) for k in (j, j + 1))
+            assert after[:len(before)] == before
+
+
+def test_every_and_window_are_checked():
+    with pytest.raises(ValueError, match="every must be"):
+        request_messages(RUN, 5, "end", "replace", every=0)
+    with pytest.raises(ValueError, match="window"):
+        request_messages(RUN, 5, "system", "replace", keep_steps=3)
