@@ -131,3 +131,11 @@ def test_predicted_cached_follows_openai_rules():
     assert ls.predicted_cached([[1] * 2000], [1] * 1400 + [3]) == 1280
     assert ls.predicted_cached([[1] * 2000], [1] * 1000) == 0
     assert ls.predicted_cached([[2] * 3000, [1] * 1500], [1] * 3000) == 1408
+
+
+def test_routing_in_the_harness():
+    skills = ls.course_skills()
+    assert ls.route_skills("GitHub Actions keeps failing on my PR, why?", skills)[0][1] == "ci-triage"
+    assert ls.route_skills("zzz qqq", skills) == [] and ls.routing_hint("zzz qqq", skills) is None
+    hint = ls.routing_hint("GitHub Actions keeps failing on my PR, why?", skills)
+    assert hint.startswith("(The harness suggests") and "- ci-triage: Use when" in hint
