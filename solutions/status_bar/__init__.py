@@ -14,7 +14,7 @@ from solutions.status_bar.events import (CHANGE_DIR, TODO_REWRITE, TODO_UPDATE,
 from solutions.status_bar.monitor import field_errors, status_accuracy
 from solutions.status_bar.place import (MODES, is_status_message, latest_status, open_calls,
                                         place_status, stamp)
-from solutions.status_bar.render import (CLOSE, OPEN, parse_status, render_fields, render_status,
-                                         status_fields)
+from solutions.status_bar.render import (CLOSE, OPEN, TODO_MARK, parse_status, render_fields,
+                                         render_status, status_fields)
 from solutions.status_bar.status import (EVENT_TYPES, TODO_STATUSES, counter_keys, limit_for,
                                          new_status, replay, update_status)

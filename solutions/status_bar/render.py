@@ -16,22 +16,22 @@ from datetime import datetime
 from solutions.status_bar.status import limit_for
 
 OPEN, CLOSE = "<agent_status>", "</agent_status>"
-CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
-DIGITS = re.compile(r"(\d+)")
-TAG = re.compile(r"</?agent_status>", re.I)
-KEY_UNSAFE = re.compile(r"[^\w -]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+_DIGITS = re.compile(r"(\d+)")
+_TAG = re.compile(r"</?agent_status>", re.I)
+_KEY_UNSAFE = re.compile(r"[^\w -]")
 
 
 def _clean(value) -> str:
     """One line of text: control characters and runs of blanks become one space, and a value
     cannot open or close the block (a tool's error message is not trusted text)."""
-    text = " ".join(CONTROL.sub(" ", str(value)).split())
-    return TAG.sub(lambda m: "[" + m.group(0)[1:-1] + "]", text)
+    text = " ".join(_CONTROL.sub(" ", str(value)).split())
+    return _TAG.sub(lambda m: "[" + m.group(0)[1:-1] + "]", text)
 
 
 def _natural(key: str):
     """Sort key: digit runs compare as numbers, so todo.2 comes before todo.10."""
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in DIGITS.split(key)]
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in _DIGITS.split(key)]
 
 
 def _clock(iso: str) -> str:
@@ -41,7 +41,7 @@ def _clock(iso: str) -> str:
 def _key_part(text) -> str:
     """A name inside a key: letters, digits, _, - and single spaces only (so "key: value"
     stays unambiguous for any parser)."""
-    return " ".join(KEY_UNSAFE.sub("_", _clean(text)).split())
+    return " ".join(_KEY_UNSAFE.sub("_", _clean(text)).split())
 
 
 def _duration(seconds: int) -> str:
