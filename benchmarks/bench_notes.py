@@ -1,93 +1,86 @@
-"""NoteTool search over 10,000 notes: time per query.
+"""NoteTool at 1,000 and 10,000 notes: create, update and search, against the JSON index.
 
-    python benchmarks/bench_notes.py
+    python benchmarks/bench_notes.py                 # both sizes, both designs
+    python benchmarks/bench_notes.py --sizes 1000    # a quicker run
 
-Setup writes 10,000 synthetic notes (mixed Chinese and English, 20-150 words, six types)
-straight to disk with `render_note`, then opens the folder with NoteTool, which finds no
-index and rebuilds it from the files (timed). Then:
+Setup writes synthetic notes (mixed Chinese and English, 20-150 words, six types) straight to
+disk (lesson_support.notes_scenario.write_synthetic_notes, the lesson's too). Each design then opens its own copy of the folder, which builds its
+index from the files (timed as "open"), and is timed on:
 
-- first search: parses every note file once (the tool keeps parsed notes until a file changes);
-- search: later queries (Chinese, English, mixed), each of which still checks every file's
-  size and modification time, so notes changed by another process are never missed;
-- filtered search: the same with a type filter (only matching files are touched);
-- create: adding one note to the 10,000 (rewrites the JSON index, so it grows with the folder).
+- create: one new note (20 times);
+- update: the content of a random existing note (20 times);
+- search: 8 queries (Chinese, English, mixed), 3 rounds, top 10 each.
 
-Figures depend on the machine (and on its disk for setup and create).
+Designs: "sqlite" is `solutions.notes.NoteTool` (the SQLite index); "json" is
+`lesson_support.specimens.json_index_notes.JsonIndexNoteTool` (the first design: the whole
+index.json rewritten on every write, every note file checked on every search).
+
+Figures are wall-clock times on this machine: compare the two designs and the two sizes with
+each other, not with another machine. The load average is printed with them.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone without installing
 
-from solutions.notes import NOTE_TYPES, Note, NoteTool, render_note  # noqa: E402
+from lesson_support.notes_scenario import SYNTHETIC_QUERIES as QUERIES  # noqa: E402
+from lesson_support.notes_scenario import write_synthetic_notes as write_notes  # noqa: E402
+from lesson_support.specimens.json_index_notes import JsonIndexNoteTool  # noqa: E402
+from solutions.notes import NoteTool  # noqa: E402
 
-N_NOTES = 10_000
-QUERIES = ["为什么链接时找不到 zlib", "undefined reference to inflate", "交叉编译 工具链 aarch64",
-           "cmake toolchain sysroot", "主机的库 host library", "下一步 测试", "qemu test suite",
-           "静态库 libz.a 路径"]
-ENGLISH = ("the build links libpng against zlib and cmake finds the host library instead of the "
-           "target sysroot so the linker reports undefined reference to inflate while the "
-           "toolchain file sets aarch64 compiler flags and the test suite runs under qemu").split()
-CHINESE = ["交叉编译", "链接", "找不到", "目标平台", "主机", "库", "工具链", "头文件", "配置",
-           "编译选项", "静态库", "动态库", "测试", "路径", "缓存", "依赖", "版本", "错误", "下一步"]
-T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone(timedelta(hours=8)))
+DESIGNS = {"sqlite": NoteTool, "json": JsonIndexNoteTool}
 
 
-def write_notes(folder: Path, n: int, seed: int = 11) -> None:
-    rng = random.Random(seed)
-    folder.mkdir(parents=True, exist_ok=True)
-    for i in range(1, n + 1):
-        words = [rng.choice(ENGLISH) if rng.random() < 0.6 else rng.choice(CHINESE)
-                 for _ in range(rng.randint(20, 150))]
-        when = T0 + timedelta(minutes=rng.randint(0, 60 * 24 * 60))
-        note = Note(f"note-{i:05d}", " ".join(words[:6]), rng.choice(NOTE_TYPES),
-                    tuple(rng.sample(["zlib", "cmake", "link", "toolchain", "test"], 2)),
-                    when, when, " ".join(words))
-        (folder / f"{note.id}.md").write_text(render_note(note), encoding="utf-8")
-
-
-def timed(fn):
+def timed(fn) -> float:
     start = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - start, result
+    fn()
+    return time.perf_counter() - start
+
+
+def figures(values: list[float]) -> str:
+    return f"median {statistics.median(values) * 1000:7.1f} ms, max {max(values) * 1000:7.1f} ms"
+
+
+def measure(design: str, folder: Path, n: int) -> dict:
+    tool = DESIGNS[design](folder)
+    opened = timed(lambda: tool.list())  # the first call builds the index from the files
+    rng = random.Random(5)
+    searches = [timed(lambda q=q: tool.search(q)) for _ in range(3) for q in QUERIES]
+    creates = [timed(lambda: tool.create("new note", "交叉编译 zlib", "action")) for _ in range(20)]
+    targets = [f"note-{rng.randint(1, n):04d}" for _ in range(20)]
+    updates = [timed(lambda i=i: tool.update(i, content="更新：zlib 已交叉编译 updated")) for i in targets]
+    return {"open": opened, "create": creates, "update": updates, "search": searches}
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "notes"
-        setup, _ = timed(lambda: write_notes(folder, N_NOTES))
-        tool = NoteTool(folder)
-        rebuild, summary = timed(tool.summary)  # the first operation finds no index: rebuild
-        assert summary["total"] == N_NOTES, summary["total"]
-        first, hits = timed(lambda: tool.search(QUERIES[0]))
-        times, found = [], []
-        for _ in range(3):
-            for q in QUERIES:
-                t, hits = timed(lambda: tool.search(q))
-                times.append(t)
-                found.append(len(hits))
-        filtered = [timed(lambda: tool.search(q, type="blocker"))[0] for q in QUERIES]
-        creates = [timed(lambda: tool.create("new note", "交叉编译 zlib", "action"))[0]
-                   for _ in range(5)]
-
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
+    parser.add_argument("--designs", nargs="+", choices=list(DESIGNS), default=list(DESIGNS))
+    args = parser.parse_args()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"load average while measuring: {load} on {os.cpu_count()} CPUs\n")
-    print(f"setup: wrote {N_NOTES:,} note files in {setup:.2f} s")
-    print(f"index rebuilt from the files (first operation): {rebuild:.2f} s")
-    print(f"first search (parses every note once): {first * 1000:.0f} ms")
-    print(f"search, {len(times)} queries: median {statistics.median(times) * 1000:.1f} ms, "
-          f"max {max(times) * 1000:.1f} ms per query (top-10 results each: {min(found)}-{max(found)})")
-    print(f"search filtered to one type: median {statistics.median(filtered) * 1000:.1f} ms per query")
-    print(f"create one note among {N_NOTES:,}: median {statistics.median(creates) * 1000:.1f} ms "
-          "(rewrites the JSON index)")
+    print(f"load average at the start: {load} on {os.cpu_count()} CPUs")
+    for n in args.sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            source = Path(tmp) / "notes"
+            setup = timed(lambda: write_notes(source, n))
+            print(f"\n{n:,} notes (written in {setup:.1f} s)")
+            for design in args.designs:
+                folder = Path(tmp) / design
+                shutil.copytree(source, folder)
+                result = measure(design, folder, n)
+                print(f"  {design:6s} open (index built from the files): {result['open']:.2f} s")
+                for action in ("create", "update", "search"):
+                    print(f"  {design:6s} {action:6s} {figures(result[action])}")
+    print(f"\nload average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -70,6 +70,8 @@ class NoteTool:
         self._watch.fd = None
         self._cache: dict[str, tuple[str, Note]] = {}  # id -> (file key, note)
         self._thread_lock = threading.Lock()
+        with self._locked():  # open now: check the files, remove leftovers, build a missing index
+            pass
 
     # ----------------------------------------------------------------- locking and checking
 
@@ -216,6 +218,7 @@ class NoteTool:
             self.index.replace_all(items)
             self.index.set("highest", highest)
             self.index.set("folder_key", files.folder_key(self.folder))
+        self.index.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # a rebuild writes every page
         self._cache = {i: (key, note) for i, key, note, _ in items if note is not None}
         legacy = self.folder / LEGACY_INDEX
         if legacy.is_file() and not legacy.is_symlink():
