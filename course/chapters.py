@@ -103,6 +103,15 @@ CHAPTERS: tuple[Chapter, ...] = (
             "where the prompt cache survives, defer a hundred tool schemas behind tool search and "
             "grow the tool list append-only (mask, don't remove), and refuse hostile skills",
             "solutions.skills", ("parse_skill", "build_catalog", "load_skill", "add_tools")),
+    Chapter("10", "prompt_injection", "Prompt injection and context provenance",
+            "an agent attacked through everything it reads, judged by canaries, defended in layers",
+            "attack an agent through every entry point of its context (the user's message, pages, "
+            "document metadata, search results, the inbox, notes and compaction summaries, file "
+            "names, skills, the status bar), judge each attack by canaries rather than the agent's "
+            "word, and defend in layers: a fence no content can close, roles kept apart, "
+            "sanitising (and its bypass), least privilege, a confirmation gate, and provenance kept "
+            "through notes, summaries and the bar",
+            "solutions.injection", ("fence", "separate_roles", "guard_call", "run_attack_table")),
 )
 
 
