@@ -1,0 +1,94 @@
+"""Layer 4, archival per-turn summaries: each old turn becomes one record in a log (like
+`git log`, one entry per commit), never one squashed paragraph. Records are written once and
+never rewritten, so the log only grows at its end.
+
+A record keeps what the textbook's retention priorities say to keep: the assistant's own words
+(decisions and reasons, todos), each call with its arguments, whether it worked, the lines
+that say why a failure failed, what a write changed, and the identifiers of the turn, each
+copied whole (a path or a hash is never cut in the middle: half an identifier is a wrong one).
+"""
+from __future__ import annotations
+
+import json
+import re
+
+from course.llm.identifiers import identifiers
+
+ARCHIVE_HEADER = ("[Archived turns: one record per turn, oldest first. Full outputs are in the "
+                  "files they point to; the full transcript is at {transcript}]")
+TRANSCRIPT_PATH = ".agent/transcript.jsonl"
+TEXT_CHARS = 400
+IDS_PER_TURN = 8
+EXIT = re.compile(r"\[exit code: (\d+)\]")
+CAUSE = re.compile(r"error|failed|exception|refused|denied|traceback|cannot|not found", re.I)
+
+
+def _args(arguments: str) -> str:
+    try:
+        data = json.loads(arguments)
+    except (ValueError, TypeError):
+        return arguments
+    if not isinstance(data, dict):
+        return arguments
+    shown = {k: (v if not isinstance(v, str) or len(v) <= 160 or k not in ("content",)
+                 else f"<{len(v):,} characters>") for k, v in data.items()}
+    return json.dumps(shown, ensure_ascii=False)
+
+
+def _cut_words(text: str, limit: int) -> str:
+    """At most `limit` characters, cut at a space so no word (or identifier) is split."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return cut + " [...]"
+
+
+def _outcome(content: str) -> str:
+    lines = content.splitlines() or [""]
+    code = EXIT.findall(content)
+    failed = (code and code[-1] != "0") or bool(re.match(r"\s*(error|traceback|failed)", content, re.I))
+    if failed:
+        causes = [line.strip() for line in lines if CAUSE.search(line) and not EXIT.search(line)]
+        why = " | ".join(causes[:3]) or lines[0].strip()
+        return f"FAILED{f' (exit {code[-1]})' if code else ''}: {why}"
+    first = lines[0].strip()
+    return f"ok: {_cut_words(first, 160)}" + (f" ({len(lines):,} lines)" if len(lines) > 1 else "")
+
+
+def archive_turn(turn: list[dict]) -> str:
+    """One record (a line of text) for one turn: a non-tool message and the results that answer
+    it. Every identifier in the record is whole."""
+    if not turn:
+        raise ValueError("a turn has at least one message")
+    first = turn[0]
+    role = first.get("role")
+    parts = []
+    text = first.get("content") if isinstance(first.get("content"), str) else ""
+    if text:
+        parts.append(f"{role}: {_cut_words(' '.join(text.split()), TEXT_CHARS)}")
+    results = {m.get("tool_call_id"): m.get("content") or "" for m in turn[1:]}
+    for call in first.get("tool_calls") or ():
+        fn = call.get("function") or {}
+        outcome = _outcome(str(results.get(call.get("id"), "(no result)")))
+        parts.append(f"{fn.get('name')} {_args(fn.get('arguments') or '')} -> {outcome}")
+    record = "; ".join(parts) or f"{role}: (empty)"
+    seen = set(identifiers(record))
+    extra = []
+    for content in results.values():
+        for ident in identifiers(str(content)):
+            if ident not in seen and ident not in extra:
+                extra.append(ident)
+    if extra:
+        record += "; ids: " + ", ".join(extra[:IDS_PER_TURN])
+    return "- " + record
+
+
+def archive_message(records: list[str], transcript: str = TRANSCRIPT_PATH) -> dict:
+    """The one user message that holds the log of archived turns."""
+    return {"role": "user",
+            "content": ARCHIVE_HEADER.format(transcript=transcript) + "\n" + "\n".join(records)}
+
+
+def is_archive(message: dict) -> bool:
+    content = message.get("content") if isinstance(message, dict) else None
+    return isinstance(content, str) and content.startswith(ARCHIVE_HEADER.split("{")[0])
