@@ -35,6 +35,7 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
+from types import SimpleNamespace
 
 from course.paths import DATA_DIR
 from solutions.agent_loop import as_dict, run_agent
@@ -122,26 +123,18 @@ def naive_fence(content: str, source: str) -> str:
 
 # ------------------------------------------------------------------------ one run
 class RecordingClient:
-    """Wraps an OpenAI client and keeps every completion (for traces)."""
+    """Wraps an OpenAI client: `chat.completions.create` works as usual and keeps every
+    completion (so the lesson can show each reply's trace)."""
 
     def __init__(self, client):
-        self._client, self.completions = client, []
-        self.chat = self
-        self.completions_api = client.chat.completions
-
-    @property
-    def completions_proxy(self):
-        return self
+        self._create = client.chat.completions.create
+        self.completions: list = []
+        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self.create))
 
     def create(self, **kwargs):
-        completion = self.completions_api.create(**kwargs)
+        completion = self._create(**kwargs)
         self.completions.append(completion)
         return completion
-
-
-class _Chat:
-    def __init__(self, recorder):
-        self.completions = recorder
 
 
 @dataclass
@@ -368,7 +361,6 @@ def run_row(row: dict, layers=(), *, client=None, model: str | None = None, fenc
     model = model or course.llm.model_name()
     run = RowRun(row, layers)
     recorder = RecordingClient(client)
-    recorder.chat = _Chat(recorder)
     with tempfile.TemporaryDirectory(prefix="ch10-notes-") as notes_dir:
         scene = Scene(row, layers, run, fence_fn, guard_fn, notes_dir)
         messages = build_messages(row, layers, scene, client, model, separate_fn, fence_fn)
