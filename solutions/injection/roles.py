@@ -11,9 +11,9 @@ difference: the model reads the outsider's words with the authority of the role 
 system, developer or user message is cut out of it, a pointer (`[moved to <call id>]`) is
 left in its place, and the span is delivered the way fetched material is delivered: an
 assistant message that calls `read_external` (one call per span) followed at once by the
-matching tool results. The pairs are inserted right after the message the spans came from, or, if that message sits
-inside an unanswered round of tool calls, after the round's results, so every call keeps its
-result next to it. The input list is not changed.
+matching tool results. The pairs are inserted right after the message the spans came from,
+or, if that message sits inside an unanswered round of tool calls, after the round's results,
+so every call keeps its result next to it. The input list is not changed.
 """
 from __future__ import annotations
 
