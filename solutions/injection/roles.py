@@ -46,19 +46,28 @@ def _call_id(index: int, n: int, span: str, taken: set[str]) -> str:
     return call_id
 
 
-def _insertion_point(messages: list, index: int) -> int:
-    """Just after messages[index], and after any tool results that still answer open calls."""
-    open_calls: set[str] = set()
-    for message in messages[:index]:
-        if message.get("role") == "assistant" and message.get("tool_calls"):
+def _open_before(messages: list) -> list[set]:
+    """For each message, the ids of the calls still waiting for results just before it (one
+    pass; a set is replaced, never changed, so each entry stays as it was)."""
+    states, open_calls = [], set()
+    for message in messages:
+        states.append(open_calls)
+        role = message.get("role") if isinstance(message, dict) else None
+        if role == "assistant" and message.get("tool_calls"):
             open_calls = {c.get("id") for c in message["tool_calls"] if isinstance(c, dict)}
-        elif message.get("role") == "tool":
-            open_calls.discard(message.get("tool_call_id"))
+        elif role == "tool":
+            open_calls = open_calls - {message.get("tool_call_id")}
         else:
             open_calls = set()
+    return states
+
+
+def _insertion_point(messages: list, index: int, waiting: set) -> int:
+    """Just after messages[index], and after any tool results that still answer `waiting`."""
+    waiting = set(waiting)
     at = index + 1
-    while at < len(messages) and open_calls and messages[at].get("role") == "tool":
-        open_calls.discard(messages[at].get("tool_call_id"))
+    while at < len(messages) and waiting and messages[at].get("role") == "tool":
+        waiting.discard(messages[at].get("tool_call_id"))
         at += 1
     return at
 
@@ -72,6 +81,7 @@ def separate_roles(messages: list[dict]) -> list[dict]:
              for c in (m.get("tool_calls") or []) if isinstance(c, dict)}
     out = [dict(m) for m in messages]
     inserts: dict[int, list[dict]] = {}
+    waiting = _open_before(messages)
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") not in PRIVILEGED:
             continue
@@ -89,7 +99,7 @@ def separate_roles(messages: list[dict]) -> list[dict]:
             results.append({"role": "tool", "tool_call_id": call_id, "content": match.group(0)})
         kept.append(text[last:])
         out[i]["content"] = "".join(kept)
-        at = _insertion_point(messages, i)
+        at = _insertion_point(messages, i, waiting[i])
         inserts.setdefault(at, []).extend(
             [{"role": "assistant", "content": None, "tool_calls": calls}] + results)
     result = []
