@@ -86,6 +86,28 @@ def latency_table(repeats: int = 5) -> None:
                 print(f"{prompt:>14,} {c:>9.3f} {w:>11.3f} {hit:>14,} {1000 * c / prompt:>13.4f}")
 
 
+def cpu_table(repeats: int = 5) -> None:
+    """The model's own work per request (no HTTP), in CPU seconds: steadier than wall-clock
+    time on a busy machine."""
+    from course.llm.server import TeachingModel
+
+    model = TeachingModel()
+    print("\nTeaching model CPU time per request, in process (median of %d):" % repeats)
+    print(f"{'shape':<26} {'1k (s)':>8} {'10k (s)':>8} {'100k (s)':>9}")
+    for shape, build in SHAPES.items():
+        row = []
+        for size in (1_000, 10_000, 100_000):
+            times = []
+            for r in range(repeats):
+                messages, tools = build(size, f"cpu {r} size {size}")
+                body = {"model": "teaching-model", "messages": messages, **({"tools": tools} if tools else {})}
+                start = time.process_time()
+                model.complete(body)
+                times.append(time.process_time() - start)
+            row.append(statistics.median(times))
+        print(f"{shape:<26} {row[0]:>8.3f} {row[1]:>8.3f} {row[2]:>9.3f}")
+
+
 def vocabulary_setup() -> None:
     code = "import time; t=time.perf_counter(); import course; print(time.perf_counter()-t)"
     with tempfile.TemporaryDirectory() as cache:
@@ -98,4 +120,5 @@ def vocabulary_setup() -> None:
 
 if __name__ == "__main__":
     latency_table()
+    cpu_table()
     vocabulary_setup()
