@@ -113,10 +113,15 @@ def status_bar_replay(run: Run | None = None):
 
     run = run or load_run()
     last = run.n_requests + 1
-    step = w.IntSlider(value=last, min=1, max=last, description="request", continuous_update=False)
+    # Start just after the third call to Xfinity, with room to move either way.
+    third = [i for i, step in enumerate(run.steps) for m in step["messages"]
+             if any(c["function"]["name"] == "call" for c in m.get("tool_calls") or ())][-1:]
+    start = min(third[0] + 2, last) if third else last
+    step = w.IntSlider(value=start, min=1, max=last, description="request", continuous_update=False)
     choice = w.Dropdown(options=[(label, (p, m)) for label, p, m in CHOICES], value=("end", "replace"),
                         description="bar")
-    error = w.IntSlider(value=0, min=-3, max=3, description="counter error", continuous_update=False)
+    error = w.IntSlider(value=0, min=-3, max=3, description="counter error", continuous_update=False,
+                        style={"description_width": "initial"})
     out = w.HTML()
 
     def update(_=None):
