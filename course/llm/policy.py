@@ -169,8 +169,10 @@ def rule_required(ctx: Context) -> Decision | None:
         return None
     tool = best_tool(ctx.request, ctx.tools)
     name = tool["function"]["name"]
+    fit = (f"{name} fits the request best" if score(ctx.request, tool) > 0
+           else f"no tool fits the request, so the first offered, {name}")
     return ctx.call("required", f"tool_choice is \"required\" and no other rule called a tool: "
-                                f"{name} fits the request best", [(name, fill_arguments(tool, ctx.request))])
+                                f"{fit}", [(name, fill_arguments(tool, ctx.request))])
 
 
 def rule_results(ctx: Context) -> Decision | None:

@@ -204,14 +204,19 @@ def _from_status(kind: str, fields: dict, ctx: Context, question: str) -> str | 
             else f"Budget: {value}.")
 
 
+def _calls(n: int, name: str | None) -> str:
+    """'1 call to read_file', '3 tool calls'."""
+    noun = "call" if n == 1 else "calls"
+    return f"{n} {noun} to {name}" if name else f"{n} tool {noun}"
+
+
 def _from_window(kind: str, ctx: Context, question: str) -> tuple[str, list[int]]:
     tail = " Anything no longer in my context is not counted."
     if kind == "calls":
         name = _tool_named(ctx, question)
         calls = [c for c in ctx.calls if name is None or c.name == name]
         where = [c.index for c in calls]
-        what = f"calls to {name}" if name else "tool calls"
-        return (f"I can see {len(calls)} {what} in this conversation"
+        return (f"I can see {_calls(len(calls), name)} in this conversation"
                 + (f" (in messages {', '.join(map(str, sorted(set(where))))})." if where else ".")
                 + tail), where
     if kind == "steps":
@@ -253,8 +258,7 @@ def rule_own_state(ctx: Context) -> Decision | None:
             if kind == "calls":
                 name = _tool_named(ctx, question)
                 seen = sum(1 for c in ctx.calls if name is None or c.name == name)
-                why += (f" (the visible history shows {seen} "
-                        f"{'calls to ' + name if name else 'tool calls'})")
+                why += f" (the visible history shows {_calls(seen, name)})"
             return ctx.answer("own_state", why, f"According to my status block: {text}",
                               [ctx.last_user, index])
         ctx.note("own_state", f"the <agent_status> block in messages[{index}] says nothing about "

@@ -62,6 +62,9 @@ def test_without_a_status_block_it_counts_what_is_visible(client):
     text = reply.choices[0].message.content
     assert "2 calls to read_file" in text and "not counted" in text
     assert not calls_of(reply) and trace(reply)[-1]["rule"] == "own_state"
+    one = HISTORY[:3] + [HISTORY[3], {"role": "user", "content": "How many tool calls did you make?"}]
+    one[2] = {**one[2], "tool_calls": one[2]["tool_calls"][:1]}
+    assert "I can see 1 tool call in" in ask(client, one, [READ]).choices[0].message.content
 
 
 def test_it_trusts_the_status_block_even_when_it_is_wrong(client):
