@@ -4,28 +4,35 @@ working, and what the hardening costs per command.
     python benchmarks/bench_sandbox.py [--repeat N]
 
 1. The attack table against the naive tool, then with layers added one by one (cumulative),
-   then with each layer alone; every attack judged by canaries in a fresh scene.
+   then with each layer alone; every attack judged by canaries in a fresh scene. Which awk and
+   /bin/sh the machine has is printed, and the attacks that need gawk are also run against
+   each awk installed (mawk rejects their syntax, gawk runs them).
 2. The legitimate-command table for the same configurations.
 3. Per-command time of the legitimate commands: naive vs hardened without bubblewrap
    (parse + arguments + hygiene; target: under 2x) and with it, as medians over interleaved
    runs, plus the bare start-up cost of bubblewrap (`bwrap ... true` vs `true`).
+4. The cost of the hard-link census (layer 2 walks the workspace once per command) on the
+   sample workspace and on one of 10,000 files.
 
 Times depend on the machine and its load; compare the ratios.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone without installing
 
-from solutions.sandbox import (HardenedTerminalTool, TerminalTool, bubblewrap_argv,  # noqa: E402
-                               bubblewrap_problem, check_arguments, parse_command)
 from lesson_support import redteam as rt  # noqa: E402
+from lesson_support.specimens.naive_terminal import TerminalTool  # noqa: E402
+from solutions.sandbox import (HardenedTerminalTool, bubblewrap_argv,  # noqa: E402
+                               bubblewrap_problem, check_arguments, outside_links, parse_command)
 
 NO_BOX = ("parse", "arguments", "hygiene")
 
@@ -87,6 +94,27 @@ def bwrap_startup(repeat: int) -> tuple[float, float]:
     return statistics.median(plain), statistics.median(boxed)
 
 
+def gawk_rows_per_awk() -> dict[str, dict[str, str]]:
+    """The attacks that need gawk, against the naive tool with each awk installed."""
+    rows = [a for a in rt.ATTACKS if a.needs == "gawk"]
+    found = {}
+    for awk in ("/usr/bin/mawk", "/usr/bin/gawk", "/usr/bin/original-awk", "/usr/bin/busybox"):
+        if os.path.exists(awk) and not awk.endswith("busybox"):
+            outcomes = rt.run_attacks(rt.naive_tool(awk=awk), rows)
+            found[os.path.basename(awk)] = {name: rt.cell(o) for name, o in outcomes.items()}
+    return found
+
+
+def census_times(files: int, repeat: int) -> float:
+    """Median seconds of the hard-link census over a workspace of `files` files in 100 folders."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(files):
+            folder = Path(tmp) / f"dir{i % 100:03d}"
+            folder.mkdir(exist_ok=True)
+            (folder / f"file{i}.txt").write_text("x")
+        return statistics.median(time_call(outside_links, tmp) for _ in range(repeat))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="passes over the legit commands")
@@ -98,14 +126,22 @@ def main() -> None:
     cumulative = {t: layers for t, layers in rt.CUMULATIVE.items() if keep(layers)}
     alone = {f"{t} alone": layers for t, layers in rt.ALONE.items() if keep(layers)}
 
-    print(f"Attack table ({len(rt.ATTACKS)} attacks, /bin/sh is {rt.system_shell()}; "
-          "cells name the canaries tripped)\n")
+    print(f"Attack table ({len(rt.ATTACKS)} attacks; here /bin/sh is {rt.system_shell()} and awk "
+          f"is {rt.system_awk()}; cells name the canaries tripped)\n")
     tables = attack_tables({**cumulative, **alone})
-    print(rt.format_table({t: tables[t] for t in cumulative}))
-    print("\nAttacks blocked:")
+    layers_of = {**cumulative, **alone}
+    print(rt.format_table({t: tables[t] for t in cumulative}, layers=layers_of))
+    print("\nAttacks blocked (on every machine / here):")
     for title in tables:
-        blocked = sum(o.blocked for o in tables[title].values())
-        print(f"  {title:22s} {blocked:3d}/{len(rt.ATTACKS)}")
+        everywhere = rt.count_blocked(tables[title], layers_of[title])
+        here = sum(o.blocked for o in tables[title].values())
+        print(f"  {title:22s} {everywhere:3d} / {here:3d} of {len(rt.ATTACKS)}")
+    wrong = [(title, name) for title in tables for name, o in tables[title].items()
+             if o.blocked != rt.expected_blocked(rt.ATTACKS_BY_NAME[name], layers_of[title])]
+    print(f"  cells that differ from the table's declaration: {wrong or 'none'}")
+    print("\nThe attacks that need gawk, with each awk installed (naive tool):")
+    for awk, cells in gawk_rows_per_awk().items():
+        print(f"  {awk:6s} " + ", ".join(f"{name}: {cell}" for name, cell in cells.items()))
 
     print("\nLegitimate commands that still work (reply == plain shell output):")
     for title, (works, total) in legit_counts({**cumulative, **alone}).items():
@@ -128,6 +164,10 @@ def main() -> None:
         plain, boxed = bwrap_startup(max(20, repeat * 4))
         print(f"\nBubblewrap start-up: /usr/bin/true {plain * 1000:.2f} ms directly, "
               f"{boxed * 1000:.2f} ms in bwrap: +{(boxed - plain) * 1000:.2f} ms per command")
+    sample = statistics.median(time_call(outside_links, rt.SAMPLE_WORKSPACE) for _ in range(50))
+    files = sum(len(f) for _, _, f in os.walk(rt.SAMPLE_WORKSPACE))
+    print(f"\nHard-link census per command: {sample * 1e6:.0f} us on the sample workspace "
+          f"({files} files), {census_times(10_000, 5) * 1000:.1f} ms on 10,000 files")
 
 
 if __name__ == "__main__":

@@ -571,15 +571,22 @@ def table_cell(attack: Attack, outcome: Outcome, layers) -> str:
     return declared if fine else f"UNEXPECTED:{cell(outcome)}"
 
 
-def count_blocked(outcomes: dict[str, Outcome], layers, attacks=ATTACKS) -> int:
-    """Attacks blocked on every machine (a cell marked * is not: it breaches where the program
-    it needs is present)."""
-    return sum(outcomes[a.name].blocked and not depends_on_machine(a, layers) for a in attacks)
+def blocked_everywhere(attack: Attack, outcome: Outcome, layers) -> bool:
+    """Blocked here, and not only because this machine lacks what the attack needs."""
+    return outcome.blocked and not depends_on_machine(attack, layers)
+
+
+def count_blocked(outcomes: dict[str, Outcome], layers) -> int:
+    """Attacks of a column blocked on every machine (a cell marked * is not: it breaches where
+    the program it needs is present)."""
+    return sum(blocked_everywhere(ATTACKS_BY_NAME[name], outcome, layers)
+               for name, outcome in outcomes.items())
 
 
 def format_table(columns: dict[str, dict[str, Outcome]], attacks=ATTACKS, layers=None) -> str:
-    """A plain-text table: one row per attack, one column per tool; cells name the breaches.
-    `layers` maps each column title to its layers (default: CONFIGURATIONS)."""
+    """A plain-text table: one row per attack, one column per tool; cells name the breaches,
+    and the last row counts the attacks each column blocks (all of the column's, not only the
+    rows shown). `layers` maps each column title to its layers (default: CONFIGURATIONS)."""
     layers = {**CONFIGURATIONS, **(layers or {})}
     titles = list(columns)
     rows = [["attack", "category", *titles]]
@@ -587,7 +594,7 @@ def format_table(columns: dict[str, dict[str, Outcome]], attacks=ATTACKS, layers
         name = attack.name + (f" ({attack.needs})" if attack.needs else "")
         rows.append([name, attack.category,
                      *(table_cell(attack, columns[t][attack.name], layers[t]) for t in titles)])
-    rows.append(["blocked", "", *(f"{count_blocked(columns[t], layers[t], attacks)}/{len(attacks)}"
+    rows.append(["blocked", "", *(f"{count_blocked(columns[t], layers[t])}/{len(columns[t])}"
                                   for t in titles)])
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(text.ljust(width) for text, width in zip(row, widths)).rstrip()
