@@ -60,15 +60,24 @@ class TokenMeter:
         self.tools = tools
         self._empty = count_request_tokens([])
         self._base = count_request_tokens([], tools)
-        self._shares: dict[str, int] = {}
+        self._shares: dict = {}
+
+    @staticmethod
+    def _key(m: dict) -> tuple:
+        # Strings cache their hash, so a key made of the message's own strings is cheap.
+        calls = m.get("tool_calls")
+        return (m.get("role"), m.get("tool_call_id"), m.get("name"), m.get("content"),
+                json.dumps(calls, sort_keys=True) if calls else None)
 
     def __call__(self, messages: list[dict]) -> int:
         total = self._base
         for m in messages:
-            key = json.dumps(m, sort_keys=True, ensure_ascii=False)
-            if key not in self._shares:
-                self._shares[key] = count_request_tokens([m]) - self._empty
-            total += self._shares[key]
+            key = self._key(m) if isinstance(m.get("content"), (str, type(None))) else \
+                json.dumps(m, sort_keys=True, ensure_ascii=False)
+            share = self._shares.get(key)
+            if share is None:
+                share = self._shares[key] = count_request_tokens([m]) - self._empty
+            total += share
         return total
 
 
@@ -113,6 +122,7 @@ class LayeredCompactor:
         self.cooldown_until = 0
         self.events: list[Event] = []
         self.dropped_turns = 0
+        self._clean: dict[int, tuple[dict, dict]] = {}  # id -> (message held, cleaned)
 
     # ------------------------------------------------------------------ building the context
     def _memory(self) -> list[dict]:
@@ -125,8 +135,11 @@ class LayeredCompactor:
         kept = [m for turn in turns[self.cut:] for m in turn]
         if "budget" in self.layers:
             kept = self.parts["budget_tool_results"](kept, self.settings.budget_chars, self.store)
-        if "noise" in self.layers:
-            kept = self.parts["drop_noise"](kept, self.settings.noise_rules)
+        if "noise" in self.layers:  # pure, so each message is cleaned once
+            new = [m for m in kept if id(m) not in self._clean]
+            for m, clean in zip(new, self.parts["drop_noise"](new, self.settings.noise_rules)):
+                self._clean[id(m)] = (m, clean)
+            kept = [self._clean[id(m)][1] for m in kept]
         edit = None
         if "micro" in self.layers or self.cleared:
             kept, edit = micro_compact(kept, self.settings.micro_keep, self.store, self.cleared,

@@ -1,0 +1,280 @@
+"""Chapter 11's lesson support: the replayed run, its probes, and measuring each configuration of
+the layered compactor on the teaching model. The answers are in `solutions.production_compaction`.
+
+The run is `data/production_compaction/run.json` (written by `make_run.py` beside it): a system
+prompt, the task, then 212 steps, each one assistant message and its tool results. Request j
+is what the agent sends before step j+1's reply: the compactor's view of steps 1..j.
+
+Measuring: the compactor sees every step (its decisions depend on all of them), but only every
+`stride`-th request is sent to the teaching model (a private server, so a fresh prompt cache),
+which keeps the lesson to a few minutes. The token sizes of every request are counted offline
+(the saw-tooth); `cached_tokens` comes from the sent ones, whose cache was warmed only by the
+requests sent before them, so hit rates are those of an agent that sends every `stride`-th
+request (a lower bound of what an agent sending all of them would see).
+"""
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from course.paths import DATA_DIR
+from solutions.compaction import ModelSummarizer, check_pairing
+from solutions.costs import SEED_PRICES, price_usages
+from solutions.production_compaction import (LAYERS, LayeredCompactor, ResultStore, Settings,
+                                             TRANSCRIPT_PATH)
+
+RUN_FILE = DATA_DIR / "production_compaction" / "run.json"
+CONFIGS: dict[str, tuple[str, ...]] = {
+    "no compaction": (),
+    "1 budget": ("budget",),
+    "1+2 noise": ("budget", "noise"),
+    "1+2+3 micro": ("budget", "noise", "micro"),
+    "1-4 archive": ("budget", "noise", "micro", "archive"),
+    "all five": LAYERS,
+    "5 only (model summary)": ("full",),
+}
+STRIDE = 20
+
+
+@dataclass(frozen=True)
+class Run:
+    name: str
+    system: str
+    task: str
+    tools: list
+    steps: list
+    probes: list
+    subtask: dict
+
+    def head(self) -> list[dict]:
+        return [{"role": "system", "content": self.system}, {"role": "user", "content": self.task}]
+
+    def history(self, upto: int | None = None) -> list[dict]:
+        """The full transcript: head and steps 1..upto (all of them by default)."""
+        steps = self.steps if upto is None else self.steps[:upto]
+        return copy.deepcopy(self.head() + [m for s in steps for m in s["messages"]])
+
+
+@lru_cache(maxsize=2)
+def _load(path: str) -> Run:
+    data = json.loads(open(path, encoding="utf-8").read())
+    return Run(data["name"], data["system"], data["task"], data["tools"], data["steps"],
+               data["probes"], data["subtask"])
+
+
+def load_run(path=RUN_FILE) -> Run:
+    return copy.deepcopy(_load(str(path)))
+
+
+def transcript_jsonl(messages: list[dict]) -> str:
+    return "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages)
+
+
+# ------------------------------------------------------------------ probes
+def context_text(messages: list[dict]) -> str:
+    parts = []
+    for m in messages:
+        if isinstance(m.get("content"), str):
+            parts.append(m["content"])
+        for call in m.get("tool_calls") or ():
+            parts.append(call["function"]["arguments"])
+    return "\n".join(parts)
+
+
+def visible(probe: dict, messages: list[dict]) -> bool:
+    text = context_text(messages)
+    return all(e in text for e in probe["expect"])
+
+
+@dataclass
+class ProbeResult:
+    id: str
+    kind: str
+    answered: bool
+    called_again: bool = False
+    answer: str = ""
+
+
+def ask_probe(probe: dict, messages: list[dict], tools, client, model) -> ProbeResult:
+    """Put an `ask` probe to the model after `messages`: answered from the window, or a call."""
+    reply = client.chat.completions.create(
+        model=model, messages=messages + [{"role": "user", "content": probe["question"]}],
+        tools=tools).choices[0].message
+    if reply.tool_calls:
+        return ProbeResult(probe["id"], probe["kind"], False, True,
+                           f"calls {reply.tool_calls[0].function.name} "
+                           f"{reply.tool_calls[0].function.arguments}")
+    text = reply.content or ""
+    return ProbeResult(probe["id"], probe["kind"], all(e in text for e in probe["expect"]),
+                       False, text)
+
+
+def score_probes(run: Run, messages: list[dict], client=None, model=None) -> list[ProbeResult]:
+    """Every probe against the final context: `visible` ones by reading it, `ask` ones by the
+    model (skipped, as unanswered, when no client is given)."""
+    out = []
+    for probe in run.probes:
+        if probe["how"] == "ask" and client is not None:
+            out.append(ask_probe(probe, messages, run.tools, client, model))
+        else:
+            out.append(ProbeResult(probe["id"], probe["kind"],
+                                   probe["how"] == "visible" and visible(probe, messages)))
+    return out
+
+
+# ------------------------------------------------------------------ replaying a configuration
+class CountingSummarizer:
+    """Chapter 04's ModelSummarizer, keeping the usage of every summary request."""
+
+    def __init__(self, client, model, tools):
+        self.inner = ModelSummarizer(client, model, tools)
+        self.usages = []
+
+    def __call__(self, prefix):
+        text = self.inner(prefix)
+        self.usages.append(self.inner.last_usage)
+        return text
+
+
+@dataclass
+class Measurement:
+    config: str
+    layers: tuple
+    sizes: list = field(default_factory=list)        # tokens of every request (offline)
+    sent: list = field(default_factory=list)         # (request number, prompt, cached)
+    usages: list = field(default_factory=list)       # every usage record: sent + summaries
+    probes: list = field(default_factory=list)
+    events: list = field(default_factory=list)
+    over_window: int = 0
+    dropped_turns: int = 0
+    pairing_ok: bool = True
+    final: list = field(default_factory=list)
+
+    @property
+    def input_tokens(self) -> int:
+        """Total input tokens of every request of the run (counted offline)."""
+        return sum(self.sizes)
+
+    @property
+    def sent_prompt(self) -> int:
+        return sum(u.prompt_tokens for u in self.usages)
+
+    @property
+    def sent_cached(self) -> int:
+        return sum((u.prompt_tokens_details.cached_tokens or 0) for u in self.usages)
+
+    @property
+    def hit_rate(self) -> float:
+        return self.sent_cached / self.sent_prompt if self.sent_prompt else 0.0
+
+    @property
+    def cost(self) -> float:
+        return price_usages(self.usages, SEED_PRICES)
+
+    @property
+    def answered(self) -> int:
+        return sum(p.answered for p in self.probes)
+
+    @property
+    def called_again(self) -> int:
+        return sum(p.called_again for p in self.probes)
+
+
+def replay_config(run: Run, config: str, layers, client, model, stride: int = STRIDE,
+                  settings: Settings = Settings(), summarize=None, probes: bool = True,
+                  history_steps=None) -> Measurement:
+    """Run the whole transcript through a LayeredCompactor with `layers`; send every `stride`-th
+    request (and the last) to the model; score the probes on the final context."""
+    summarize = summarize or (CountingSummarizer(client, model, run.tools) if "full" in layers
+                              else None)
+    compactor = LayeredCompactor(layers, settings, summarize=summarize, tools=run.tools,
+                                 store=ResultStore())
+    steps = run.steps if history_steps is None else history_steps
+    m = Measurement(config, tuple(layers))
+    history = run.head()
+    for j, step in enumerate(steps, 1):
+        history = history + step["messages"]
+        context = compactor(history)
+        m.pairing_ok = m.pairing_ok and bool(check_pairing(context))
+        size = compactor.meter(context)
+        m.sizes.append(size)
+        m.over_window += size > settings.window
+        if j % stride == 0 or j == len(steps):
+            usage = client.chat.completions.create(model=model, messages=context,
+                                                   tools=run.tools).usage
+            m.sent.append((j, usage.prompt_tokens, usage.prompt_tokens_details.cached_tokens or 0))
+            m.usages.append(usage)
+    if isinstance(summarize, CountingSummarizer):
+        m.usages.extend(summarize.usages)
+    m.events, m.dropped_turns, m.final = compactor.events, compactor.dropped_turns, context
+    m.compactor = compactor
+    if probes:
+        m.probes = score_probes(run, context, client, model)
+    return m
+
+
+def measure_all(run: Run, configs=None, stride: int = STRIDE, settings: Settings = Settings()):
+    """{config: Measurement}, each on a fresh private teaching model (a cold prompt cache)."""
+    import course.llm
+
+    out = {}
+    for name, layers in (configs or CONFIGS).items():
+        with course.llm.serve() as server:
+            out[name] = replay_config(run, name, layers, server.client(), course.llm.model_name(),
+                                      stride, settings)
+    return out
+
+
+def config_table(results: dict) -> str:
+    rows = [f"{'configuration':<24} {'input tokens':>12} {'peak':>7} {'over':>5} {'sent':>9} "
+            f"{'hit rate':>8} {'cost $':>8} {'probes':>7} {'again':>5} {'dropped':>7}"]
+    for name, m in results.items():
+        rows.append(f"{name:<24} {m.input_tokens:>12,} {max(m.sizes):>7,} {m.over_window:>5} "
+                    f"{m.sent_prompt:>9,} {m.hit_rate:>8.0%} {m.cost:>8.4f} "
+                    f"{m.answered:>3}/{len(m.probes):<3} {m.called_again:>5} {m.dropped_turns:>7}")
+    return "\n".join(rows)
+
+
+def probe_table(results: dict, run: Run) -> str:
+    names = list(results)
+    rows = [f"{'probe':<17} {'kind':<15} " + " ".join(f"{i + 1:>3}" for i in range(len(names)))]
+    for k, probe in enumerate(run.probes):
+        marks = []
+        for name in names:
+            p = results[name].probes[k]
+            marks.append("yes" if p.answered else ("call" if p.called_again else "-"))
+        rows.append(f"{probe['id']:<17} {probe['kind']:<15} " + " ".join(f"{x:>3}" for x in marks))
+    rows.append("columns: " + "; ".join(f"{i + 1} {n}" for i, n in enumerate(names)))
+    return "\n".join(rows)
+
+
+# ------------------------------------------------------------------ reading back what was dropped
+def search_transcript(jsonl: str, query: str, limit: int = 5) -> str:
+    """The lines of a saved transcript that contain `query` (case-insensitive), as the agent's
+    `search_transcript` tool returns them: message number and the matching line, whole."""
+    hits = []
+    for n, line in enumerate(jsonl.splitlines()):
+        message = json.loads(line)
+        text = context_text([message])
+        for piece in text.splitlines():
+            if query.lower() in piece.lower():
+                hits.append(f"message {n} ({message['role']}): {piece.strip()}")
+    shown = hits[:limit]
+    return (f"found {len(hits)} lines for {query!r} in {TRANSCRIPT_PATH}:\n" + "\n".join(shown)
+            if hits else f"no line of {TRANSCRIPT_PATH} contains {query!r}")
+
+
+SEARCH_TRANSCRIPT_TOOL = {"type": "function", "function": {
+    "name": "search_transcript",
+    "description": "Search the full transcript saved before compaction for a phrase; returns "
+                   "the matching lines.",
+    "parameters": {"type": "object", "properties": {
+        "query": {"type": "string", "description": "The phrase to look for"}},
+        "required": ["query"]}}}
+
+
+def first_words(text: str, n: int = 60) -> str:
+    return re.sub(r"\s+", " ", text)[:n]
