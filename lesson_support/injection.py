@@ -499,9 +499,13 @@ def tool_result_texts(run: RowRun, tool: str) -> list[str]:
     return [m["content"] for m in run.messages if m.get("role") == "tool" and m["tool_call_id"] in ids]
 
 
-def counts_table(results: dict[str, list]) -> str:
-    lines = [f"{'configuration':<24} {'attacks blocked':>16} {'tasks completed':>16}"]
+def counts_table(results: dict[str, list], tasks: bool = True) -> str:
+    """Attacks blocked (and, if `tasks`, legitimate tasks completed) per configuration."""
+    lines = [f"{'configuration':<24} {'attacks blocked':>16}" + (f" {'tasks completed':>16}" if tasks else "")]
     for label, verdicts in results.items():
         c = blocked_counts(verdicts)
-        lines.append(f"{label:<24} {c['blocked']:>9} of {c['attacks']:<4} {c['completed']:>9} of {c['tasks']}")
+        line = f"{label:<24} {c['blocked']:>9} of {c['attacks']}"
+        if tasks:
+            line = f"{line:<41} {c['completed']:>9} of {c['tasks']}"
+        lines.append(line)
     return "\n".join(lines)
