@@ -36,6 +36,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-dev-shm-usage"]
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"  # how a stored output says "a widget was here"
 RUN_TIMEOUT_S = 300
+VIEWPORT = {"width": 1400, "height": 1000}
 TIMINGS: dict[str, float] = {}
 
 pytestmark = pytest.mark.browser
@@ -212,6 +213,22 @@ def error_outputs(page) -> list[str]:
     return [t[:500] for t in texts if re.search(r"Traceback|Error\b|Exception\b", t)]
 
 
+def screenshot(page, element, path: Path) -> None:
+    """A picture of the element. JupyterLab scrolls inside its notebook panel, so an element
+    taller than the window would come out cut and patched: the window grows to fit it."""
+    box = element.bounding_box()
+    tall = box is not None and box["height"] > VIEWPORT["height"] - 200
+    if tall:
+        page.set_viewport_size({"width": VIEWPORT["width"], "height": int(box["height"]) + 300})
+        element.scroll_into_view_if_needed()
+    try:
+        element.screenshot(path=str(path))
+    finally:
+        if tall:
+            page.set_viewport_size(VIEWPORT)
+            element.scroll_into_view_if_needed()
+
+
 def interact(widget) -> None:
     """Use the first control of a widget that a person could use."""
     for selector, action in ((".widget-toggle-button:not(.mod-active):not([disabled])", "click"),
@@ -241,7 +258,7 @@ def interact(widget) -> None:
 def test_lesson_runs_and_its_widgets_are_live(lab_server, browser, path):
     url, token = lab_server
     started = time.monotonic()
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page = browser.new_page(viewport=VIEWPORT)
     page.set_default_timeout(120_000)
     try:
         # A fresh workspace per lesson: JupyterLab would otherwise reopen earlier tabs.
@@ -272,11 +289,11 @@ def test_lesson_runs_and_its_widgets_are_live(lab_server, browser, path):
             widget = live.nth(n)
             widget.scroll_into_view_if_needed()
             before = widget.inner_html()
-            widget.screenshot(path=str(SHOTS / f"{path.stem}-widget-{n + 1}.png"))
+            screenshot(page, widget, SHOTS / f"{path.stem}-widget-{n + 1}.png")
             interact(widget)
             page.wait_for_function("([el, html]) => el.innerHTML !== html",
                                    arg=[widget.element_handle(), before], timeout=30_000)
-            widget.screenshot(path=str(SHOTS / f"{path.stem}-widget-{n + 1}-after.png"))
+            screenshot(page, widget, SHOTS / f"{path.stem}-widget-{n + 1}-after.png")
     except Exception:
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / f"{path.stem}-FAILED.png"))  # what the browser showed
