@@ -27,6 +27,8 @@ import csv
 import hashlib
 import json
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -34,13 +36,17 @@ from dataclasses import asdict, dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 
-from course.labs import (Lab, LabError, find_released_labs, graded, load_lab, match_lab,
-                         not_attempted, read_notebook, run, whole)
-from course.paths import LABS_DIR
+import nbformat
+
+from course.labs import (Lab, LabError, cell_key, cell_points, cell_problem, find_released_labs,
+                         graded, load_lab, match_lab, nbval_graded, not_attempted, read_notebook,
+                         run, whole)
+from course.paths import LABS_DIR, REPO_ROOT
 
 DEFAULT_LABS = LABS_DIR
 CSV_FIELDS = ["student", "notebook", "lab", "check", "status", "points", "earned", "detail"]
 OUTPUT_FILES = ("gradebook.csv", "gradebook.md", "gradebook.json")
+GRADED_MARK = ".course-graded-notebooks"
 FORMAT = "course-gradebook/1"
 
 
@@ -65,7 +71,7 @@ class Submission:
 
 # ------------------------------------------------------------------------ finding the class
 def is_output_folder(folder: Path) -> bool:
-    return any((folder / name).is_file() for name in OUTPUT_FILES)
+    return any((folder / name).is_file() for name in OUTPUT_FILES + (GRADED_MARK,))
 
 
 def collect(submissions_dir: Path, skip: tuple[Path, ...] = ()) -> list[Submission]:
@@ -159,6 +165,15 @@ def grade_notebook(sub: Submission, root: str, lab_path: str, timeout: float) ->
     return sub
 
 
+def _progress_line(sub: Submission, n: int, total: int) -> str:
+    what = f"[{n}/{total}] {sub.student}"
+    if sub.problem:
+        return f"{what}: NOT GRADED - {sub.notebook}: {sub.problem}"
+    if not sub.attempted:
+        return f"{what}: {sub.lab} not attempted ({sub.notebook})"
+    return f"{what}: {sub.earned} / {sub.points} points in {sub.lab} ({sub.notebook})"
+
+
 def default_jobs() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -187,13 +202,7 @@ def grade_all(subs: list[Submission], root: Path, labs: dict[str, Lab], timeout:
     def progress(sub: Submission):
         nonlocal done
         done += 1
-        what = f"[{done}/{len(subs)}] {sub.student}"
-        if sub.problem:
-            report(f"{what}: NOT GRADED - {sub.notebook}: {sub.problem}")
-        elif not sub.attempted:
-            report(f"{what}: {sub.lab} not attempted ({sub.notebook})")
-        else:
-            report(f"{what}: {sub.earned} / {sub.points} points in {sub.lab} ({sub.notebook})")
+        report(_progress_line(sub, done, len(subs)))
 
     for i, sub in enumerate(subs):
         if i not in todo:
@@ -213,6 +222,123 @@ def grade_all(subs: list[Submission], root: Path, labs: dict[str, Lab], timeout:
             except Exception as exc:  # the worker process itself died
                 subs[i].problem = f"the grading process failed: {type(exc).__name__}: {exc}"
             progress(subs[i])
+
+
+# ------------------------------------------------------------------------ the nbval engine
+GRADED_DIR = "graded-notebooks"
+
+
+def prepare_graded_dir(out: Path) -> Path:
+    """`out/graded-notebooks/`, emptied; refuses a folder of that name the grader did not make."""
+    folder = out / GRADED_DIR
+    if folder.exists():
+        if not (folder / GRADED_MARK).exists():
+            raise SystemExit(f"{folder} exists and was not written by course.grade: move it away "
+                             f"(the graded copies go there)")
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    (folder / GRADED_MARK).write_text("graded copies written by python -m course.grade; "
+                                      "re-runs skip this folder\n", encoding="utf-8")
+    return folder
+
+
+def nbval_command(notebooks: list[Path], junit: Path, timeout: float, inifile: Path) -> list[str]:
+    """pytest + strict nbval over graded copies, with the course's plugin and sanitizers (run
+    it with `nbval_environment()`: only the plugins named here are loaded)."""
+    command = [sys.executable, "-m", "pytest", "-c", str(inifile), "--rootdir", str(inifile.parent),
+               "-p", "nbval.plugin", "-p", "course.pytest_plugin", "-p", "no:cacheprovider",
+               "-q", "--no-header", "--nbval", "--nbval-current-env", f"--nbval-cell-timeout={timeout:g}",
+               f"--junitxml={junit}", "-o", "junit_logging=no"]
+    sanitizers = REPO_ROOT / "tests" / "nbval_sanitize.cfg"
+    if sanitizers.exists():
+        command += ["--nbval-sanitize-with", str(sanitizers)]
+    return command + [str(p) for p in notebooks]
+
+
+def nbval_environment() -> dict[str, str]:
+    return {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",  # start-up in a second, not five
+            "COURSE_NBVAL_IPC_KERNELS": "1"}  # kernels on local sockets (course.pytest_plugin)
+
+
+def run_nbval(notebooks: list[Path], timeout: float, work: Path, name: str) -> tuple[list[dict], str]:
+    """Run pytest + nbval over graded copies in `work`; the course_* properties of each cell."""
+    inifile = work / "pytest.ini"
+    if not inifile.exists():
+        inifile.write_text("[pytest]\n", encoding="utf-8")
+    junit = work / f"junit-{name}.xml"
+    done = subprocess.run(nbval_command(notebooks, junit, timeout, inifile), cwd=work, env=nbval_environment(),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return (read_junit(junit) if junit.exists() else []), done.stdout
+
+
+def read_junit(path: Path) -> list[dict[str, str]]:
+    """The course_* properties of every test case in a JUnit XML report."""
+    import xml.etree.ElementTree as ET
+
+    cases = []
+    for case in ET.parse(path).getroot().iter("testcase"):
+        props = {p.get("name"): p.get("value", "") for p in case.iter("property")}
+        if "course_student" in props:
+            cases.append(props)
+    return cases
+
+
+def grade_all_nbval(subs: list[Submission], root: Path, labs: dict[str, Lab], timeout: float,
+                    jobs: int, out: Path, report=print) -> None:
+    """Grade every matched, attempted notebook through pytest + nbval: the graded copies, in
+    chunks, `jobs` pytest processes at a time; the copies are kept in OUT/graded-notebooks."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    todo = [s for s in subs if s.lab and not s.problem and s.attempted]
+    done = 0
+    for sub in subs:
+        if sub not in todo:
+            done += 1
+            report(_progress_line(sub, done, len(subs)))
+    if not todo:
+        return
+    keep = prepare_graded_dir(out)
+    with tempfile.TemporaryDirectory(prefix="course-nbval-") as work:
+        work = Path(work)
+        paths = {}
+        for sub in todo:
+            nb, sub.notes = nbval_graded(labs[sub.lab], read_notebook(root / sub.notebook),
+                                         sub.student, sub.notebook)
+            path = work / "graded" / sub.student / f"{sub.lab}.ipynb"  # a folder (the kernel's cwd) each
+            path.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, path)
+            (keep / sub.student).mkdir(exist_ok=True)
+            shutil.copyfile(path, keep / sub.student / path.name)
+            paths[id(sub)] = path
+        size = max(1, min(8, -(-len(todo) // jobs)))  # chunks: progress as they finish, balanced load
+        chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
+        with ThreadPoolExecutor(max_workers=min(jobs, len(chunks))) as pool:
+            futures = [pool.submit(run_nbval, [paths[id(s)] for s in chunk], timeout, work, str(k))
+                       for k, chunk in enumerate(chunks)]
+            for chunk, future in zip(chunks, futures):
+                cases, output = future.result()
+                for sub in chunk:
+                    record_nbval(sub, cases, output, labs[sub.lab])
+                    done += 1
+                    report(_progress_line(sub, done, len(subs)))
+
+
+def record_nbval(sub: Submission, cases: list[dict], output: str, lab: Lab) -> None:
+    """Rows and notes of one submission from the course_* properties nbval's run reported."""
+    mine = [c for c in cases if (c["course_student"], c["course_notebook"]) == (sub.student, sub.notebook)]
+    if not mine:
+        tail = " ".join(output.strip().splitlines()[-3:])
+        sub.problem = f"nbval did not report on this notebook: {tail}"
+        return
+    points = {cell_key(c): cell_points(c) for _, c in lab.checks()}
+    for case in mine:
+        kind, key, status = case["course_kind"], case["course_key"], case["course_status"]
+        if kind == "check":
+            sub.rows.append(row(sub, key, status, points[key], points[key] if status == "pass" else 0,
+                                case["course_detail"]))
+        elif kind != "tally" and status != "pass":
+            sub.notes.append(cell_problem(kind, key or None, int(case["course_index"]), status,
+                                          case["course_detail"]))
 
 
 # ------------------------------------------------------------------------ the gradebook
@@ -355,6 +481,10 @@ def main(argv=None) -> int:
                         help="grade only the K-th of N parts of the class (needs --output)")
     parser.add_argument("--output", "--out", dest="output", type=Path,
                         help="where to write the gradebook (default: the submissions folder)")
+    parser.add_argument("--engine", choices=("nbval", "kernel"), default="nbval",
+                        help="nbval (default): each graded copy runs under pytest + strict nbval "
+                             "against the lab's answer key, and is kept in OUTPUT/graded-notebooks; "
+                             "kernel: the same judging, one kernel driven directly (faster)")
     args = parser.parse_args(argv)
 
     if not args.submissions.is_dir():
@@ -382,7 +512,10 @@ def main(argv=None) -> int:
     if not subs:
         print(f"No submissions in {args.submissions}.")
     match_all(subs, args.submissions, labs, args.lab)
-    grade_all(subs, args.submissions, labs, args.timeout, args.jobs)
+    if args.engine == "nbval":
+        grade_all_nbval(subs, args.submissions, labs, args.timeout, args.jobs, out)
+    else:
+        grade_all(subs, args.submissions, labs, args.timeout, args.jobs)
     paths = write_gradebook(subs, lab_info(labs, subs), out, shard)
     print(f"\nWrote {', '.join(str(p) for p in paths)}")
     return 0

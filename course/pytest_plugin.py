@@ -9,15 +9,32 @@ Options: --lab-timeout SECONDS (per cell, default 60), --labs-dir DIR (released 
 course's labs/). A notebook is matched to its released lab by `course.labs.match_lab`, as
 `course.grade` does, with the same fallback and the same messages.
 Without --lab-mode, notebooks are lessons and nbval runs them as usual.
+
+Graded copies (`course.labs.nbval_graded`, written by `course.grade` into its output folder) are
+plain nbval notebooks: `pytest --nbval graded-notebooks/bob/01_agent_loop_lab.ipynb` passes a
+check cell exactly when its stored verdict, `✓ check-key`, is reproduced. For such notebooks
+this plugin adds what grading needs on top of strict nbval:
+
+- a cell that ended in an error the notebook did not show (an exercise that hid tracebacks) still
+  fails: the kernel's own execute reply is checked, not only the outputs;
+- a timeout costs only the cell it hits (nbval would expect every later cell to fail), and the
+  lab's own set-up cells get at least `course.labs.SETUP_TIMEOUT` seconds;
+- each cell's report carries `course_*` properties (student, notebook, check key, status and
+  the reason a check failed, as the student's own verdict words it), which reach JUnit XML.
 """
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
 
 from course import labs as labs_module
+from course.checks import failure_message
 from course.paths import LABS_DIR
 
 MODES = ("solved", "unsolved", "grade")
@@ -34,6 +51,31 @@ def pytest_configure(config):
     if config.getoption("--lab-mode"):
         # These notebooks are labs, not lessons: nbval must not also collect them.
         config.option.nbval = config.option.nbval_lax = False
+    if os.environ.get(IPC_KERNELS):  # set by course.grade for its nbval runs
+        use_ipc_kernels_in_nbval()
+
+
+IPC_KERNELS = "COURSE_NBVAL_IPC_KERNELS"
+
+
+def use_ipc_kernels_in_nbval() -> None:
+    """nbval's kernels talk over local Unix sockets, as course.labs.run's do: nothing on the
+    network, and no "running over TCP without encryption" warning to hide."""
+    if os.name != "posix":
+        return
+    import nbval.kernel
+    from jupyter_client.manager import KernelManager
+
+    socket_dir = labs_module._socket_dir()
+    atexit.register(shutil.rmtree, socket_dir, True)
+
+    class IpcKernelManager(KernelManager):
+        def __init__(self, **kwargs):
+            kwargs.setdefault("transport", "ipc")
+            kwargs.setdefault("ip", os.path.join(socket_dir, uuid.uuid4().hex[:12]))
+            super().__init__(**kwargs)
+
+    nbval.kernel.KernelManager = IpcKernelManager
 
 
 def pytest_collect_file(file_path, parent):
@@ -100,3 +142,92 @@ class LabCell(pytest.Item):
 
 class LabCellFailure(Exception):
     pass
+
+
+# ------------------------------------------------------------------------ graded copies under nbval
+def _graded_cell(item):
+    """(notebook metadata, cell) when `item` is an nbval cell of a graded copy, else None."""
+    nb = getattr(getattr(item, "parent", None), "nb", None)
+    cell = getattr(item, "cell", None)
+    if nb is None or cell is None or not hasattr(item.parent, "kernel"):
+        return None
+    graded = nb.metadata.get("course", {}).get("graded")
+    return (graded, cell) if isinstance(graded, dict) else None
+
+
+class HiddenCellError(Exception):
+    """The kernel reports an error that the cell's outputs do not show."""
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_setup(item):
+    if _graded_cell(item):
+        item.parent.timed_out = False  # an earlier timeout costs that cell only
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    found = _graded_cell(item)
+    if not found:
+        return (yield)
+    _, cell = found
+    option = item.config.option
+    base = getattr(option, "_course_base_timeout", None) or option.nbval_cell_timeout
+    option._course_base_timeout = base
+    kind = labs_module.cell_kind(cell)
+    option.nbval_cell_timeout = base if kind in ("exercise", "check") else max(base, labs_module.SETUP_TIMEOUT)
+    kernel = item.parent.kernel
+    item._course_reply = None
+
+    def await_reply(msg_id, timeout=None):  # nbval's own loop, keeping the reply's content
+        while True:
+            msg = kernel.get_message(stream="shell", timeout=timeout)
+            if msg["parent_header"].get("msg_id") == msg_id:
+                item._course_reply = msg["content"]
+                if msg["content"]["status"] == "aborted":
+                    raise RuntimeError("Kernel aborted execution request")
+                return
+
+    kernel.await_reply = await_reply
+    try:
+        result = yield
+    finally:
+        del kernel.await_reply
+        option.nbval_cell_timeout = base
+        item._course_timed_out = bool(item.parent.timed_out)
+    reply = item._course_reply or {}
+    if reply.get("status") == "error":
+        raise HiddenCellError(f"the kernel reports {reply.get('ename')}: {reply.get('evalue')}, "
+                              f"which the cell's outputs do not show")
+    return result
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    found = _graded_cell(item)
+    if not found or call.when != "call":
+        return None
+    graded, cell = found
+    kind, key = labs_module.cell_kind(cell), labs_module.cell_key(cell)
+    reply = getattr(item, "_course_reply", None) or {}
+    if call.excinfo is None:
+        status, detail = "pass", ""
+    elif getattr(item, "_course_timed_out", False):
+        status, detail = "timeout", (f"Timeout: the cell ran longer than "
+                                     f"{item.config.option._course_base_timeout:g} s and was "
+                                     f"interrupted (an infinite loop?)")
+    elif reply.get("status") == "error":
+        status = "fail"
+        hint = cell.metadata.get("course", {}).get("hint", "") if kind == "check" else ""
+        detail = failure_message(reply.get("ename") or "Error", reply.get("evalue") or "", hint)
+    elif reply:
+        status, detail = "fail", labs_module.NO_VERDICT
+    else:
+        status, detail = "not run", f"{call.excinfo.typename}: {call.excinfo.value}".splitlines()[0]
+    item.user_properties += [("course_student", graded.get("student", "")),
+                             ("course_notebook", graded.get("notebook", "")),
+                             ("course_kind", kind or "code"), ("course_key", key or ""),
+                             ("course_index", str(next(i for i, c in enumerate(item.parent.nb.cells) if c is cell))),
+                             ("course_status", status), ("course_detail", detail)]
+    return None

@@ -2,10 +2,12 @@
 
 Each student of this class writes a wrong `add` (it returns -1) and then tries to forge the
 verdicts from their exercise cell: rebinding `check`, patching `course.checks`, printing and
-displaying fake verdicts, patching IPython's display, hiding the error, blanking the check
-cells before they run, and stealing the check's receipt from the call stack. Graded, every
-one of them scores nothing; an honest student with the right `add` scores its two checks.
-(In their own notebook the forgers fool only themselves: the grader never reads verdicts.)
+displaying fake verdicts, patching IPython's display, hiding the error, writing the exact
+verdict nbval expects to the cell's own output while hiding the error, blanking the check
+cells before they run, and stealing the check's receipt from the call stack. Graded by either
+engine (nbval against the answer key, or the kernel driven directly), every one of them scores
+nothing; an honest student with the right `add` scores its two checks. (In their own notebook
+the forgers fool only themselves: the grader never reads the verdicts a student sees.)
 """
 from __future__ import annotations
 
@@ -48,6 +50,16 @@ FORGERS = {
         "ip.showtraceback = lambda *args, **kwargs: None\n"),
     "blanks_later_cells": WRONG + (
         "get_ipython().input_transformers_cleanup.append(lambda lines: [])\n"),
+    "prints_the_verdict_and_hides_the_error": (
+        "import sys\n"
+        "_real_stdout = sys.stdout  # the cell's own output stream, before any capture\n"
+        "get_ipython().set_custom_exc((BaseException,), lambda shell, etype, value, tb, tb_offset=None: None)\n\n"
+        "def add(a, b):\n"
+        "    for line in get_ipython().user_ns['In'][-1].splitlines():  # the running check's source\n"
+        "        if line.startswith(\"print('✓ \"):\n"
+        "            _real_stdout.write(line[len(\"print('\"):-2] + '\\n')  # exactly what nbval expects\n"
+        "            _real_stdout.flush()\n"
+        "    return -1\n"),
     "steals_the_receipt": (
         "import sys\n\n"
         "def add(a, b):\n"
@@ -64,15 +76,16 @@ FORGERS = {
 HONEST = "def add(a, b):\n    return a + b\n"
 
 
-@pytest.fixture(scope="module")
-def forged_class(tiny, tmp_path_factory):
+@pytest.fixture(scope="module", params=["nbval", "kernel"])
+def forged_class(request, tiny, tmp_path_factory):
     subs = tmp_path_factory.mktemp("forgers")
     import nbformat
 
     for name, source in FORGERS.items():
         nbformat.write(tiny.submission({"add": source}), subs / f"{name}.ipynb")
     nbformat.write(tiny.submission({"add": HONEST}), subs / "honest.ipynb")
-    assert course.grade.main([str(subs), "--labs", str(tiny.labs_dir), "--timeout", "30", "--jobs", "2"]) == 0
+    assert course.grade.main([str(subs), "--labs", str(tiny.labs_dir), "--timeout", "30", "--jobs", "2",
+                              "--engine", request.param]) == 0
     rows = list(csv.DictReader((subs / "gradebook.csv").open(encoding="utf-8")))
     return rows, (subs / "gradebook.md").read_text(encoding="utf-8")
 
@@ -95,7 +108,7 @@ def test_the_wrong_answer_is_reported_as_such(forged_class):
     rows, _ = forged_class
     detail = {r["student"]: r["detail"] for r in rows if r["check"] == "check-add-pair"}
     for forger in ("rebinds_check", "patches_course_checks", "prints_fake_verdicts", "patches_display",
-                   "hides_errors", "steals_the_receipt"):
+                   "hides_errors", "prints_the_verdict_and_hides_the_error", "steals_the_receipt"):
         assert detail[forger] == "add(2, 3) should be 5; got -1", forger
     assert "did not run to its end" in detail["blanks_later_cells"]
 
@@ -103,6 +116,6 @@ def test_the_wrong_answer_is_reported_as_such(forged_class):
 def test_reaching_into_the_machinery_is_pointed_out(forged_class):
     _, summary = forged_class
     for forger in ("patches_course_checks", "patches_display", "hides_errors", "blanks_later_cells",
-                   "steals_the_receipt"):
+                   "prints_the_verdict_and_hides_the_error", "steals_the_receipt"):
         section = summary.split(f"### {forger}")[1].split("###")[0]
         assert "reaches into the notebook's machinery" in section, forger

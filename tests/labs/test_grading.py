@@ -76,9 +76,9 @@ def gradebook(tmp_path_factory):
     nbformat.write(submission({"validate_messages": cheat, "run_agent": cheat}), subs / "gina.ipynb")
     nbformat.write(submission({}), subs / "henry.ipynb")  # handed back untouched
     out = tmp_path_factory.mktemp("out")
-    done = grade(subs, "--timeout", "10", "--output", out)
+    done = grade(subs, "--timeout", "10", "--output", out)  # the default engine: nbval
     rows, summary = read_gradebook(out)
-    return done, rows, summary
+    return done, rows, summary, out, subs
 
 
 def score(rows, student):
@@ -87,26 +87,26 @@ def score(rows, student):
 
 
 def test_correct_submission_scores_full_marks(gradebook):
-    _, rows, _ = gradebook
+    _, rows, _, _, _ = gradebook
     assert score(rows, "alice") == (8, 8)
 
 
 def test_weakened_checks_are_restored(gradebook):
-    _, rows, _ = gradebook
+    _, rows, _, _, _ = gradebook
     bob = {r["check"]: r["status"] for r in rows if r["student"] == "bob"}
     assert score(rows, "bob") == (5, 8)  # the five validator checks; the loop checks came back and fail
     assert bob["check-agent-vancouver"] == "fail"
 
 
 def test_an_infinite_loop_costs_its_checks_not_the_run(gradebook):
-    _, rows, _ = gradebook
+    _, rows, _, _, _ = gradebook
     carol = {r["check"]: r["status"] for r in rows if r["student"] == "carol"}
     assert carol["check-agent-vancouver"] == "timeout"
     assert score(rows, "carol") == (5, 8)
 
 
 def test_broken_input_is_reported_per_student(gradebook):
-    done, rows, summary = gradebook
+    done, rows, summary, _, _ = gradebook
     reasons = {r["student"]: r["detail"] for r in rows if r["status"] == "not graded"}
     assert set(reasons) == {"dave", "erin", "frank"}
     assert "broken JSON" in reasons["dave"]
@@ -117,19 +117,19 @@ def test_broken_input_is_reported_per_student(gradebook):
 
 
 def test_importing_the_reference_solution_earns_nothing(gradebook):
-    _, rows, summary = gradebook
+    _, rows, summary, _, _ = gradebook
     assert score(rows, "gina") == (0, 8)
     assert "imports the reference solutions" in summary
 
 
 def test_an_untouched_lab_is_not_attempted(gradebook):
-    _, rows, summary = gradebook
+    _, rows, summary, _, _ = gradebook
     assert {r["status"] for r in rows if r["student"] == "henry"} == {"not attempted"}
     assert "| henry | not attempted | 0 / 8 |" in summary
 
 
 def test_the_summary_has_totals_reasons_and_whole_points(gradebook):
-    _, rows, summary = gradebook
+    _, rows, summary, _, _ = gradebook
     assert {r["points"] for r in rows if r["points"]} == {"1"} and "1.0" not in summary
     assert "| student | 01_agent_loop_lab | total |" in summary
     assert "| bob | 5 / 8 | 5 / 8 |" in summary and "| dave | — | 0 / 8 |" in summary
@@ -141,8 +141,34 @@ def test_the_summary_has_totals_reasons_and_whole_points(gradebook):
 
 
 def test_no_kernel_warnings_in_the_output(gradebook):
-    done, _, _ = gradebook
+    done, _, _, _, _ = gradebook
     assert not [w for w in KERNEL_WARNINGS if w in done.stdout + done.stderr], done.stderr
+
+
+def test_both_engines_give_the_played_class_the_same_gradebook(gradebook, tmp_path):
+    done, _, _, out, subs = gradebook
+    kernel = grade(subs, "--timeout", "10", "--output", tmp_path, "--engine", "kernel")
+    for name in ("gradebook.csv", "gradebook.md"):
+        assert (tmp_path / name).read_text(encoding="utf-8") == (out / name).read_text(encoding="utf-8"), name
+    assert not [w for w in KERNEL_WARNINGS if w in kernel.stdout + kernel.stderr], kernel.stderr
+
+
+def test_an_instructor_can_run_nbval_by_hand_on_a_graded_copy(gradebook, tmp_path):
+    _, rows, _, out, _ = gradebook
+    copy = out / "graded-notebooks" / "bob" / "01_agent_loop_lab.ipynb"
+    assert copy.exists() and (out / "graded-notebooks" / ".course-graded-notebooks").exists()
+    junit = tmp_path / "bob.xml"
+    subprocess.run([sys.executable, "-m", "pytest", "--nbval", str(copy), f"--junitxml={junit}", "-q"],
+                   cwd=ROOT, capture_output=True, text=True, timeout=600)
+    import xml.etree.ElementTree as ET
+
+    failed_cells = {case.get("name") for case in ET.parse(junit).getroot().iter("testcase")
+                    if case.find("failure") is not None}
+    nb = nbformat.read(copy, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    by_hand = {cell_key(c): f"Cell {i}" not in failed_cells for i, c in enumerate(code) if cell_kind(c) == "check"}
+    in_gradebook = {r["check"]: r["status"] == "pass" for r in rows if r["student"] == "bob"}
+    assert by_hand == in_gradebook
 
 
 def test_graded_copy_takes_only_exercises_from_the_student():
@@ -240,7 +266,9 @@ def gradebook_files(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def tiny_runs(tiny, tmp_path_factory):
-    """The tiny class graded one notebook at a time, two at a time, and in two shards, merged."""
+    """The tiny class graded one notebook at a time, two at a time, and in two shards, merged
+    (the shards through the kernel engine: merging is the same whatever graded them, and it is
+    the faster one)."""
     base = tmp_path_factory.mktemp("tiny_class")
     subs = tiny_class(tiny, base / "submissions")
     runs = {}
@@ -250,7 +278,8 @@ def tiny_runs(tiny, tmp_path_factory):
     shards = []
     for k in (1, 2):
         shard = base / f"shard{k}"
-        grade_here(subs, "--labs", tiny.labs_dir, "--timeout", "30", "--shard", f"{k}/2", "--output", shard)
+        grade_here(subs, "--labs", tiny.labs_dir, "--timeout", "30", "--shard", f"{k}/2", "--output", shard,
+                   "--engine", "kernel", "--jobs", "1")
         shards.append(shard)
     merged = grade("merge", *shards, "--output", base / "merged")  # as an instructor runs it
     runs["merged"] = gradebook_files(base / "merged")
