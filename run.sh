@@ -2,6 +2,7 @@
 # The course's two entry points (see README.md):
 #   ./run.sh lab  [JupyterLab options]   set everything up, then open the course in JupyterLab
 #   ./run.sh test [pytest options]       set everything up, then run the whole test suite
+#   ./run.sh setup                       only set up (CI prepares several venvs this way)
 # Set-up is idempotent: a virtual environment in .venv (or $COURSE_VENV) made with $PYTHON (or
 # python3; it must be Python 3.11 or newer), the packages of requirements.txt (reinstalled only
 # when it changes), and the offline tokenizer vocabularies.
@@ -75,8 +76,11 @@ case "$COMMAND" in
     setup
     exec "$VENV/bin/python" -m pytest "${@:2}"
     ;;
+  setup)
+    setup
+    ;;
   *)
-    echo "usage: ./run.sh lab [JupyterLab options] | ./run.sh test [pytest options]" >&2
+    echo "usage: ./run.sh lab [JupyterLab options] | ./run.sh test [pytest options] | ./run.sh setup" >&2
     exit 2
     ;;
 esac

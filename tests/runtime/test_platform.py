@@ -100,6 +100,11 @@ def test_run_sh_lab_passes_options_through_and_allows_root_only_as_root(fake_ven
     assert ("--allow-root" in args) == (os.geteuid() == 0)
 
 
+def test_run_sh_setup_only_sets_up(fake_venv):
+    result = _run_sh("setup", env={"COURSE_VENV": str(fake_venv)})
+    assert result.returncode == 0 and "ARG" not in result.stdout
+
+
 def test_run_sh_points_jupyter_at_the_course_settings_first(fake_venv):
     result = _run_sh("lab", env={"COURSE_VENV": str(fake_venv), "JUPYTER_CONFIG_PATH": "/elsewhere"})
     line = next(l for l in result.stdout.splitlines() if l.startswith("JUPYTER_CONFIG_PATH="))
@@ -236,10 +241,12 @@ def test_postbuild_prepares_a_fresh_environment(tmp_path):
     assert str(venv / "etc" / "jupyter") in paths
 
 
-def test_ci_runs_the_readme_command_then_every_other_supported_python():
+def test_ci_runs_the_readme_command_and_every_other_supported_python():
     text = (REPO_ROOT / ".ci" / "run").read_text()
-    assert "run main ./run.sh test" in text
+    assert re.search(r"^  COURSE_VENV=\"\$MAIN_VENV\" \./run\.sh test --junitxml=", text, re.M)
     assert re.search(r"^SUPPORTED_PYTHONS=\(3\.11 3\.12 3\.13\)$", text, re.M)
+    assert re.search(r"^EXTRA_TESTS=\(tests/runtime tests/answers tests/lesson_support notebooks\)$",
+                     text, re.M)
     assert 'print(f"{passed} passed, {failed} failed")' in text
 
 
