@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import timeit
 
-from solutions import caching, tokens as T
+from lesson_support import cache_experiment as caching
+from solutions import tokens as T
 
 CORPUS = T.load_corpus()
 TEXTS = [text for files in CORPUS.values() for text in files.values()]

@@ -1,5 +1,8 @@
 """Prompt caching, measured (Chapter 05): what keeps the cache warm and what breaks it.
 
+Lesson support, not an answer: the experiment lesson 05 runs (lab 05 asks for pricing, which
+lives in solutions.costs).
+
 A provider reuses its work for the longest prefix a new request shares, token for token, with
 an earlier one, and reports it in `usage.prompt_tokens_details.cached_tokens`. An agent run is
 ideal for this: request N is request N-1 plus one more step, as long as nothing earlier in the
@@ -22,13 +25,13 @@ The package, one concern per module (this module re-exports all of them):
 """
 from __future__ import annotations
 
-from solutions.caching.building import (COMPACT_THRESHOLD_TOKENS, KEEP_RECENT_STEPS,
-                                        SLIDING_WINDOW_STEPS, STRATEGIES, _RunState,
-                                        build_request)
-from solutions.caching.measure import (RequestRecord, expected_cached_tokens,
+from lesson_support.cache_experiment.building import (COMPACT_THRESHOLD_TOKENS, KEEP_RECENT_STEPS,
+                                                      SLIDING_WINDOW_STEPS, STRATEGIES, _RunState,
+                                                      build_request)
+from lesson_support.cache_experiment.measure import (RequestRecord, expected_cached_tokens,
                                        format_hit_rate_table, hit_rate_table, measure_strategies,
                                        plot_hit_rates, run_strategy)
-from solutions.caching.script import (START_TIME, SYSTEM_PROMPT, TASK, TOOLS, ScriptStep,
+from lesson_support.cache_experiment.script import (START_TIME, SYSTEM_PROMPT, TASK, TOOLS, ScriptStep,
                                       scripted_steps)
 
 __all__ = [

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from datetime import timedelta
 
-from solutions.caching.script import (START_TIME, SYSTEM_PROMPT, TASK, TOOLS, ScriptStep,
+from lesson_support.cache_experiment.script import (START_TIME, SYSTEM_PROMPT, TASK, TOOLS, ScriptStep,
                                       _call_messages, _shuffled, _summary)
 from solutions.tokens import count_request_tokens
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from solutions.caching.building import STRATEGIES, _RunState, build_request
-from solutions.caching.script import scripted_steps
+from lesson_support.cache_experiment.building import STRATEGIES, _RunState, build_request
+from lesson_support.cache_experiment.script import scripted_steps
 from solutions.costs import OPENAI_RULES, CacheRules, usage_request
 from solutions.tokens import request_token_ids
 

@@ -31,7 +31,7 @@ def usage_request(usage, step: int = 1) -> Request:
     cached = _field(details, "cached_tokens")
     if cached is None:
         cached = _field(usage, "prompt_cache_hit_tokens")
-    if cached is None:  # a flat record, such as solutions.caching.RequestRecord
+    if cached is None:  # a flat record, such as lesson_support.cache_experiment.RequestRecord
         cached = _field(usage, "cached_tokens")
     written = _field(details, "cache_write_tokens")
     return Request(step, prompt, cached or 0, _field(usage, "completion_tokens") or 0,

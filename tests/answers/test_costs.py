@@ -302,7 +302,7 @@ def test_usage_records_in_openai_and_deepseek_shapes():
 
 
 def test_a_run_priced_from_the_teaching_models_own_usage(client):
-    from solutions.caching import run_strategy
+    from lesson_support.cache_experiment import run_strategy
 
     records = run_strategy(client, "append-only", steps=6)
     usages = [{"prompt_tokens": r.prompt_tokens, "completion_tokens": r.completion_tokens,

@@ -4,7 +4,7 @@ import json
 import pytest
 
 import course.llm
-from solutions import caching as K
+from lesson_support import cache_experiment as K
 from solutions.costs import OPENAI_RULES
 from solutions.tokens import count_request_tokens
 
