@@ -9,9 +9,15 @@ check scores its points or nothing. A lab whose exercises are all untouched stub
 attempted" (scored 0 without running it). A broken submission is reported with its reason and
 never stops the others.
 
+The engine is nbval: each notebook becomes a graded copy of its lab's answer key (the release
+with `✓ check-key` stored under each check, the student's exercise cells put in), run by pytest
+and strict nbval with the course's plugin; each check's result comes from the JUnit XML report.
+`--engine kernel` drives one kernel per notebook directly instead, with the same judge.
+
 Writes gradebook.csv (one row per student, lab and check), gradebook.md (a total per student,
-a score per lab, the reason for each failed check) and gradebook.json (everything, for
-`merge`) into --output (default: SUBMISSIONS_DIR). Re-runs skip these files.
+a score per lab, the reason for each failed check), gradebook.json (everything, for `merge`)
+and graded-notebooks/ (the graded copies, for `pytest --nbval` by hand) into --output
+(default: SUBMISSIONS_DIR). Re-runs skip them.
 
     --jobs N        grade N notebooks at a time (default: the machine's cores); the same
                     gradebook as one at a time
@@ -134,15 +140,12 @@ def match_all(subs: list[Submission], root: Path, labs: dict[str, Lab], only: st
             sub.problem = f"a second notebook of {lab.lab_id} from this student; {first} was graded"
         elif not_attempted(lab, nb):
             sub.attempted = False
-            sub.rows = [row(sub, c.metadata["course"]["key"], "not attempted", c, 0,
+            sub.rows = [row(sub, cell_key(c), "not attempted", cell_points(c), 0,
                             "every exercise is still the released stub")
                         for _, c in lab.checks()]
 
 
-def row(sub: Submission, check: str, status: str, cell_or_points, earned, detail: str) -> dict:
-    from course.labs import cell_points
-
-    points = cell_or_points if isinstance(cell_or_points, (int, float)) else cell_points(cell_or_points)
+def row(sub: Submission, check: str, status: str, points, earned, detail: str) -> dict:
     return {"student": sub.student, "notebook": sub.notebook, "lab": sub.lab, "check": check,
             "status": status, "points": whole(points), "earned": whole(earned), "detail": detail}
 

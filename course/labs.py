@@ -31,7 +31,6 @@ import re
 import secrets
 import shutil
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
