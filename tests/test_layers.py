@@ -9,6 +9,9 @@ imported, directly or not, by one. A specimen, harness or widget dropped into so
 imported by no answer, so it fails here.
 """
 import ast
+import importlib
+import inspect
+import pkgutil
 from pathlib import Path
 
 import pytest
@@ -96,3 +99,35 @@ def test_solutions_holds_only_answers_and_what_they_need():
 def test_every_chapter_solution_module_exists():
     known = modules("solutions")
     assert [c.solution_module for c in CHAPTERS if c.solution_module and c.solution_module not in known] == []
+
+
+# Packages that were one module before being split by concern: lessons and labs import from the
+# package, so it re-exports every public name of its modules.
+FORMERLY_ONE_MODULE = ("solutions.gssc", "solutions.compaction", "solutions.costs",
+                       "solutions.status_bar", "lesson_support.cache_experiment")
+
+
+def public_names(module) -> list[str]:
+    names = []
+    for node in ast.parse(inspect.getsource(module)).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [t.id for t in targets if isinstance(t, ast.Name)]
+    return [n for n in names if not n.startswith("_")]
+
+
+@pytest.mark.parametrize("package", FORMERLY_ONE_MODULE)
+def test_split_packages_re_export_every_public_name(package):
+    root = importlib.import_module(package)
+    missing = [f"{info.name}.{name}" for info in pkgutil.iter_modules(root.__path__)
+               for module in [importlib.import_module(f"{package}.{info.name}")]
+               for name in public_names(module) if getattr(root, name, None) is not getattr(module, name)]
+    assert not missing, f"{package} does not re-export {missing}"
+
+
+def test_no_answer_module_is_much_over_400_lines():
+    long = [f"{name}: {n} lines" for name, path in modules("solutions").items()
+            if (n := path.read_text(encoding="utf-8").count("\n")) > 420]
+    assert long == [], f"split these by concern: {long}"

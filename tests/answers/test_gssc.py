@@ -1,10 +1,6 @@
 """The GSSC pipeline (solutions/gssc/) and the peer design's defects (lesson_support/specimens/gssc_peer.py):
 packets, relevance for Chinese and English, the fill, structure, compress, the builder, and the
 invariants (budget never exceeded, mandatory sections always there, same inputs -> same bytes)."""
-import ast
-import importlib
-import inspect
-import pkgutil
 import random
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -410,34 +406,4 @@ def test_random_large_candidate_sets_stay_within_budget():
     assert built.tokens <= 1800
     room = 1800 - mandatory_tokens("zlib 链接 找不到", [])
     assert room - sum(p.tokens for p in built.chosen) < min(p.tokens for p in packets)
-
-
-# --------------------------------------------------------------------------- the packages' shape
-
-
-@pytest.mark.parametrize("package", ["solutions.gssc", "solutions.compaction", "solutions.costs",
-                                     "lesson_support.cache_experiment"])
-def test_split_packages_re_export_every_public_name(package):
-    """Chapters 03-05's answers are packages split by concern; `from solutions.<topic> import
-    name` still works for every public name any of their modules defines, and no module is
-    much over 400 lines."""
-    root = importlib.import_module(package)
-    missing, long = [], []
-    for info in pkgutil.iter_modules(root.__path__):
-        module = importlib.import_module(f"{package}.{info.name}")
-        source = inspect.getsource(module)
-        if source.count("\n") > 420:
-            long.append(f"{info.name}: {source.count(chr(10))} lines")
-        for node in ast.parse(source).body:
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                names = [node.name]
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                names = [t.id for t in targets if isinstance(t, ast.Name)]
-            else:
-                continue
-            missing += [f"{info.name}.{n}" for n in names
-                        if not n.startswith("_") and getattr(root, n, None) is not getattr(module, n)]
-    assert not missing, f"{package} does not re-export {missing}"
-    assert not long, f"modules much over 400 lines: {long}"
 

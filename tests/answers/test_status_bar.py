@@ -357,28 +357,3 @@ def test_a_bar_built_from_the_truth_is_always_accurate(steps):
         s = replay(events, s)
         truths.append(s)
     assert status_accuracy([render_status(t) for t in truths], truths) == 1.0
-
-
-def test_the_package_re_exports_every_public_name_and_modules_stay_small():
-    import ast
-    import importlib
-    import inspect
-    import pkgutil
-
-    import solutions.status_bar as package
-    missing = []
-    for info in pkgutil.iter_modules(package.__path__):
-        module = importlib.import_module(f"solutions.status_bar.{info.name}")
-        source = inspect.getsource(module)
-        assert source.count("\n") < 400, f"{info.name} is {source.count(chr(10))} lines"
-        for node in ast.parse(source).body:
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                names = [node.name]
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                names = [t.id for t in targets if isinstance(t, ast.Name)]
-            else:
-                continue
-            missing += [f"{info.name}.{n}" for n in names
-                        if not n.startswith("_") and getattr(package, n, None) is not getattr(module, n)]
-    assert not missing, f"solutions.status_bar does not re-export {missing}"
