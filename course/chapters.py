@@ -112,6 +112,15 @@ CHAPTERS: tuple[Chapter, ...] = (
             "sanitising (and its bypass), least privilege, a confirmation gate, and provenance kept "
             "through notes, summaries and the bar",
             "solutions.injection", ("fence", "separate_roles", "guard_call", "run_attack_table")),
+    Chapter("11", "production_compaction", "Compaction in production, and sub-agents",
+            "a long run kept alive by five compaction layers, cheapest first, and a sub-agent",
+            "run a 200-step agent through five toggled compaction layers (a frozen tool-result "
+            "budget, noise removal, micro-compaction, a per-turn archive, a model summary behind a "
+            "circuit breaker with hysteresis) without breaking a pair, measure each one's tokens, "
+            "cache hits, cost, probes kept and repeated calls, compare experiment 2-9's six "
+            "strategies, delegate a search to a sub-agent, and read back what a summary dropped",
+            "solutions.production_compaction", ("budget_tool_results", "drop_noise",
+                                                "archive_turn", "compact_with_breaker")),
 )
 
 
