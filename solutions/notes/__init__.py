@@ -6,7 +6,9 @@ Notes are for people, the index is for the machine:
     files.py     the folder on disk: atomic writes, safe reads, tombstones, the highest id
     search.py    search_notes, the ranking every search follows (Chinese and English)
     index.py     the SQLite index: a cache of the files that makes every action cheap
-    tool.py      NoteTool: the seven actions, the lock, and the index kept in step with the files
+    watch.py     which files changed since the last call (Linux inotify)
+    sync.py      the folder and its index kept in step, under a lock: the files win
+    tool.py      NoteTool: the seven actions
     adapters.py  notes as GSSC packets (Chapter 03) and the tool-call entry point
 
 The lab's exercises are `check_note_id`, `render_note`, `parse_note` and `search_notes`.

@@ -40,10 +40,11 @@ def _libc():
 class FolderWatch:
     """Events on the files directly inside one folder (not in its subfolders)."""
 
-    def __init__(self, folder):
+    def __init__(self, folder=None):
+        """A watch on `folder`; without one (or where inotify is missing) an inactive watch."""
         self.fd: int | None = None
         libc = _libc()
-        if libc is None:
+        if folder is None or libc is None:
             return
         fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
         if fd < 0:

@@ -26,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from solutions.notes import (INDEX_DIR, NOTE_TYPES, Note, NoteError, NoteFormatError,
+from solutions.notes import (INDEX_DIR, NOTE_TYPES, Note, NoteFormatError,
                              NoteNotFound, NoteTool, parse_note, render_note, search_notes)
 from solutions.notes import files as note_files
 from solutions.notes.index import NoteIndex
@@ -130,6 +130,34 @@ def test_content_changed_by_hand_is_searched_and_read_as_it_is_now(tool):
     assert tool.read("note-0001").content == "undefined reference to inflate"
     edit_in_place(tool.folder / "note-0001.md", "undefined reference to inflate", "fixed now, ok")
     assert tool.search("inflate") == []  # a stale hit is checked against its file, then dropped
+
+
+class NoWatch:
+    """A FolderWatch where the kernel cannot tell (macOS): never active."""
+
+    def __init__(self, folder=None):
+        self.fd = None
+
+    active = False
+
+    def changes(self):
+        return None
+
+    def close(self):
+        pass
+
+
+def test_without_inotify_every_file_is_checked_before_list_summary_and_search(tmp_path, monkeypatch):
+    import solutions.notes.sync as sync
+    monkeypatch.setattr(sync, "FolderWatch", NoWatch)
+    t = NoteTool(tmp_path / "notes", clock=Clock())
+    t.create("build log", "all good", "general")
+    edit_in_place(t.folder / "note-0001.md", "type: general", "type: blocker")
+    assert [n.id for n in t.list(type="blocker")] == ["note-0001"]
+    edit_in_place(t.folder / "note-0001.md", "all good", "undefined reference to inflate")
+    assert [n.id for n in t.search("inflate")] == ["note-0001"]
+    edit_in_place(t.folder / "note-0001.md", "type: blocker", "type: general")
+    assert t.summary()["blockers"] == []
 
 
 def test_a_crash_between_the_notes_write_and_the_indexs_is_healed(tool, monkeypatch):
