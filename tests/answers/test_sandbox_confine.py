@@ -42,7 +42,8 @@ def no_bwrap(monkeypatch):
         return None if name == "bwrap" else real_which(name, *args, **kwargs)
 
     monkeypatch.setattr(confine.shutil, "which", which)
-    confine.bubblewrap_problem.cache_clear()
+    monkeypatch.delenv(confine.SWITCH_OFF, raising=False)  # a machine without bwrap, not one
+    confine.bubblewrap_problem.cache_clear()               # where it is switched off
     yield
     confine.bubblewrap_problem.cache_clear()
 
