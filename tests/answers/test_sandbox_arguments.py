@@ -326,3 +326,29 @@ def test_hard_links_within_the_workspace_and_symbolic_links_are_not_reported(lay
     os.link(layout / "a.txt", layout.parent / "outside" / "a-elsewhere.txt")
     found = outside_links(layout)  # one name per file is enough to refuse
     assert len(found) == 1 and found[0] in ("a.txt", os.path.join("sub", "a-again.txt"))
+
+
+def test_the_census_is_kept_until_a_folder_changes(layout, monkeypatch):
+    from solutions.sandbox import links
+    # (folders changed in the last seconds are not trusted; here, trust them all)
+    monkeypatch.setattr(links, "RECENT_NS", -10**18)
+    links.refuse_outside_links(layout)
+    walks = []
+    real = links._census
+    monkeypatch.setattr(links, "_census", lambda root: walks.append(root) or real(root))
+    links.refuse_outside_links(layout)
+    assert walks == []  # nothing changed: no walk
+    os.link(layout.parent / "outside" / "secret.txt", layout / "sub" / "copy.txt")
+    with pytest.raises(Refusal, match="hard link"):
+        links.refuse_outside_links(layout)
+    assert len(walks) == 1  # the folder that changed made it walk again
+
+
+def test_a_folder_changed_moments_ago_is_walked_every_time(layout, monkeypatch):
+    from solutions.sandbox import links
+    walks = []
+    real = links._census
+    monkeypatch.setattr(links, "_census", lambda root: walks.append(root) or real(root))
+    links.refuse_outside_links(layout)
+    links.refuse_outside_links(layout)
+    assert len(walks) == 2
