@@ -10,21 +10,10 @@ from openai.types.chat import ChatCompletion
 import course.llm
 from course.llm import policy
 from course.llm.server import TeachingModel
+from tests.runtime.test_llm_model import VANCOUVER_TOOLS
 
 MODEL = "teaching-model"
-TOOLS = [
-    {"type": "function", "function": {
-        "name": "get_current_time",
-        "description": "Get the current date and time in a specific timezone",
-        "parameters": {"type": "object", "properties": {
-            "timezone": {"type": "string", "description": "Timezone name, e.g. America/Vancouver"}}}}},
-    {"type": "function", "function": {
-        "name": "get_weather",
-        "description": "Get the current weather for a specific city",
-        "parameters": {"type": "object", "properties": {
-            "city": {"type": "string", "description": "City name"},
-            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}}}},
-]
+TOOLS = VANCOUVER_TOOLS  # the textbook's two tools, as the model tests define them
 PARIS = '{"city": "Paris", "temperature": 18, "unit": "celsius", "conditions": "cloudy"}'
 TIME = '{"timezone": "America/Vancouver", "datetime": "2025-09-13T05:18:47", "day_of_week": "Saturday"}'
 
