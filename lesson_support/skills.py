@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course.paths import DATA_DIR
+from lesson_support.cache_experiment import expected_cached_tokens
+from solutions.costs import OPENAI_RULES
 from solutions.skills import (Skill, SkillError, add_tools, build_catalog, catalog_line,
                               load_skill, read_skill_file)
 from solutions.tokens import count_request_tokens, count_tokens
@@ -595,22 +597,11 @@ def tool_loading_rows(catalogue: list[dict], found_per_request, base: list[dict]
 
 
 # ------------------------------------------------------------------ the cache, predicted offline
-CACHE_MINIMUM, CACHE_BLOCK = 1024, 128   # OpenAI's reporting rules, also the teaching model's
-
-
 def predicted_cached(earlier: list[list[int]], ids: list[int]) -> int:
     """Cached tokens a prefix cache reports for `ids` after the requests `earlier`: the longest
-    shared prefix, rounded down to 128-token blocks, 0 below 1,024 tokens."""
-    best = 0
-    for other in earlier:
-        n = 0
-        for a, b in zip(other, ids):
-            if a != b:
-                break
-            n += 1
-        best = max(best, n)
-    blocks = best // CACHE_BLOCK * CACHE_BLOCK
-    return blocks if blocks >= CACHE_MINIMUM else 0
+    shared prefix, rounded down to 128-token blocks, 0 below 1,024 tokens (OpenAI's rules, also
+    the teaching model's) — chapter 05's prediction, applied here."""
+    return expected_cached_tokens(earlier, ids, OPENAI_RULES)
 
 
 # ------------------------------------------------------------------ routing in the harness
