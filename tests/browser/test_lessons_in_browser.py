@@ -242,9 +242,12 @@ def interact(widget) -> None:
         if action == "click":
             control.click()
         elif action == "slide":
+            # A slider that starts at its maximum (a "show up to request N" slider) moves left.
+            now, top = control.get_attribute("aria-valuenow"), control.get_attribute("aria-valuemax")
+            key = "ArrowLeft" if now is not None and top is not None and float(now) >= float(top) else "ArrowRight"
             control.focus()
-            control.press("ArrowRight")
-            control.press("ArrowRight")
+            control.press(key)
+            control.press(key)
         elif action == "select":
             options = control.locator("option")
             control.select_option(index=1 if options.count() > 1 else 0)
