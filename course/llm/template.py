@@ -1,9 +1,11 @@
 """The teaching model's chat template: how a request becomes the tokens it is billed for.
 
 Real chat models never see JSON. The server renders the request into one token sequence
-with special tokens marking where each message starts and ends (the `<|im_start|>` envelope
-the textbook shows). The teaching model uses this documented template, so its
-`usage.prompt_tokens` can be reproduced exactly by anyone who reads this docstring:
+with special tokens marking where each message starts and ends. The textbook shows the
+envelope of Qwen models: `<|im_start|>` and the role (`<|im_start|>system`, `<|im_start|>user`,
+...), the text, then `<|im_end|>`. The teaching model wraps messages the same way, but it is
+its own simplified template, not Qwen's (see "Not a real template" below). It is documented
+here so that its `usage.prompt_tokens` can be reproduced exactly by anyone who reads it:
 
     1. Tools, if the request has any, come first as one block:
            <|im_start|> "tools\\n" + TOOLS <|im_end|> "\\n"
@@ -31,6 +33,18 @@ message is plain text, not a special token). Hence, with enc = o200k_base:
 
 The reply is billed as `completion_tokens` = len(encode_ordinary(BODY of the reply)) + 1
 (its closing `<|im_end|>`).
+
+Not a real template. The envelope and the role headers follow the textbook's example; the
+rest is the course's simplification. The separate `tools` block, placed before the system
+prompt, is this template's own: every part of the request gets an envelope of its own, so the
+cost of each part can be counted alone, and the tools render the same way with or without a
+system message. Real ChatML-style templates do it differently: Qwen2.5's and Qwen3's write the
+tool schemas inside the system turn, after the system prompt's text, under a "# Tools" heading
+between <tools></tools> tags with instructions on how to call them, and they send tool
+results back as a user turn wrapped in <tool_response> tags (no tool_call_id in the text).
+What follows for caching: here the tools block comes first, so an edit to the system prompt
+keeps the tools block in the reusable prefix; in Qwen's layout the schemas come after the
+system prompt's text, so the same edit makes them miss the cache too.
 
 Real providers use their own templates and tokenizers: there the `usage` numbers the API
 returns are the ground truth and any local count is an estimate.
