@@ -1,9 +1,13 @@
 """Chapter 01 widget: step through an agent run one API call at a time.
 
-Left: the messages the request sent. Right: what the model answered. Above: how many messages
-and prompt tokens that call carried — watch both grow, because every call resends everything.
-The logic (`record_run`, `step_html`) is plain functions, tested in
-tests/answers/test_agent_loop.py.
+Left: the messages the request sent. Right: what the model answered. Above: which run is shown
+(the happy path, or the stuck run that the iteration limit stops) and how many messages and
+prompt tokens that call carried — watch both grow, because every call resends everything. A
+tool call that repeats one the run already made (same tool, same arguments) is marked: that
+is what being stuck looks like from the inside.
+
+The logic (`record_run`, `repeated_calls`, `run_outcome`, `step_summary`, `step_html`,
+`move`) is plain functions, tested in tests/lesson_support/test_agent_loop_widget.py.
 """
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from types import SimpleNamespace
 
 ROLE_COLOURS = {"system": "#6b7280", "developer": "#6b7280", "user": "#2563eb",
                 "assistant": "#059669", "tool": "#b45309"}
+REPEAT_COLOUR = "#dc2626"
 
 
 class RecordingClient:
@@ -43,7 +48,31 @@ def record_run(client, messages: list, tools: list, execute_tool, max_iterations
     return recorder.steps
 
 
-def message_html(message: dict) -> str:
+def call_key(call: dict) -> tuple[str, str]:
+    """What makes two tool calls the same request: the tool and its arguments (not the id)."""
+    fn = call.get("function") or {}
+    return fn.get("name", ""), fn.get("arguments", "")
+
+
+def repeated_calls(step: dict) -> list[str]:
+    """The ids of the reply's tool calls that repeat a call already in the request's history."""
+    earlier = {call_key(c) for m in step["request"] for c in m.get("tool_calls") or ()}
+    return [c.get("id", "") for c in step["reply"].get("tool_calls") or ()
+            if call_key(c) in earlier]
+
+
+def run_outcome(steps: list[dict]) -> str:
+    """How the run ended. `run_agent` stops on a reply without tool calls, so a last reply that
+    still asks for tools means the iteration limit stopped it."""
+    if not steps:
+        return "no API calls"
+    calls = f"{len(steps)} API call{'s' if len(steps) != 1 else ''}"
+    if steps[-1]["reply"].get("tool_calls"):
+        return f"stopped by the iteration limit after {calls}, still asking for tools"
+    return f"answered after {calls}"
+
+
+def message_html(message: dict, repeats: frozenset[str] = frozenset()) -> str:
     role = message.get("role", "?")
     colour = ROLE_COLOURS.get(role, "#111827")
     parts = []
@@ -51,9 +80,11 @@ def message_html(message: dict) -> str:
         parts.append(html.escape(str(message["content"])))
     for call in message.get("tool_calls") or ():
         fn = call.get("function", {})
+        repeat = (f' <b style="color:{REPEAT_COLOUR}">repeats an earlier call</b>'
+                  if call.get("id") in repeats else "")
         parts.append(f"call <code>{html.escape(fn.get('name', ''))}"
                      f"({html.escape(fn.get('arguments', ''))})</code> "
-                     f"<small>id={html.escape(call.get('id', ''))}</small>")
+                     f"<small>id={html.escape(call.get('id', ''))}</small>{repeat}")
     if role == "tool":
         parts.insert(0, f"<small>answers {html.escape(message.get('tool_call_id', ''))}</small>")
     body = "<br>".join(parts) or "<i>(empty)</i>"
@@ -63,45 +94,80 @@ def message_html(message: dict) -> str:
 
 def step_summary(steps: list[dict], index: int) -> str:
     step = steps[index]
-    return (f"API call {index + 1} of {len(steps)}: sent {len(step['request'])} messages, "
-            f"{step['prompt_tokens']} prompt tokens; got back "
-            + (f"{len(step['reply'].get('tool_calls') or [])} tool call(s)"
-               if step["reply"].get("tool_calls") else "the final answer"))
+    text = (f"API call {index + 1} of {len(steps)}: sent {len(step['request'])} messages, "
+            f"{step['prompt_tokens']} prompt tokens; got back ")
+    calls = step["reply"].get("tool_calls") or []
+    if not calls:
+        return text + "the final answer"
+    text += f"{len(calls)} tool call(s)"
+    repeats = len(repeated_calls(step))
+    if repeats:
+        text += f", {repeats} of them repeating an earlier call"
+    if index == len(steps) - 1:
+        text += "; the limit stops the run here"
+    return text
 
 
 def step_html(steps: list[dict], index: int) -> str:
     step = steps[index]
     left = "".join(message_html(m) for m in step["request"])
-    right = message_html(step["reply"])
+    right = message_html(step["reply"], frozenset(repeated_calls(step)))
     return ('<div style="display:flex;gap:12px">'
             f'<div style="flex:3"><h4>Request: messages sent</h4>{left}</div>'
             f'<div style="flex:2"><h4>Response</h4>{right}</div></div>')
 
 
-def agent_stepper(steps: list[dict]):
-    """The widget: Previous / Next buttons, a call counter, the request and the response."""
+def move(index: int, delta: int, count: int) -> int:
+    """The call shown after pressing Previous (-1) or Next (+1): never before the first call or
+    past the last one."""
+    return min(max(index + delta, 0), count - 1)
+
+
+def as_runs(runs) -> dict[str, list[dict]]:
+    """Accept one recorded run (a list of steps) or several by name; refuse an empty one."""
+    named = {"run": runs} if isinstance(runs, list) else dict(runs)
+    if not named:
+        raise ValueError("no runs given: nothing to step through")
+    for name, steps in named.items():
+        if not steps:
+            raise ValueError(f"run {name!r} recorded no API calls: nothing to step through")
+    return named
+
+
+def agent_stepper(runs):
+    """The widget: a choice of run (when there are several), Previous / Next buttons, a call
+    counter, the request and the response. `runs` is one recorded run, or a dict of runs by
+    name, e.g. {"happy path": ..., "stuck run": ...}."""
     import ipywidgets as w
 
-    if not steps:
-        raise ValueError("no API calls were recorded: nothing to step through")
-    state = {"i": 0}
+    runs = as_runs(runs)
+    state = {"run": next(iter(runs)), "i": 0}
+    choice = w.ToggleButtons(options=list(runs), value=state["run"])
+    outcome = w.HTML()
     label = w.HTML()
     view = w.HTML()
     prev_button = w.Button(description="◀ Previous")
     next_button = w.Button(description="Next ▶")
 
     def show():
-        i = state["i"]
+        steps, i = runs[state["run"]], state["i"]
+        outcome.value = f"<i>{html.escape(state['run'])}: {html.escape(run_outcome(steps))}</i>"
         label.value = f"<b>{html.escape(step_summary(steps, i))}</b>"
         view.value = step_html(steps, i)
         prev_button.disabled = i == 0
         next_button.disabled = i == len(steps) - 1
 
-    def move(delta):
-        state["i"] = min(max(state["i"] + delta, 0), len(steps) - 1)
+    def step(delta):
+        state["i"] = move(state["i"], delta, len(runs[state["run"]]))
         show()
 
-    prev_button.on_click(lambda _: move(-1))
-    next_button.on_click(lambda _: move(1))
+    def choose(change):
+        state["run"], state["i"] = change["new"], 0  # a new run starts at its first call
+        show()
+
+    prev_button.on_click(lambda _: step(-1))
+    next_button.on_click(lambda _: step(1))
+    choice.observe(choose, names="value")
     show()
-    return w.VBox([w.HBox([prev_button, next_button, label]), view])
+    top = w.HBox([choice, outcome]) if len(runs) > 1 else outcome
+    return w.VBox([top, w.HBox([prev_button, next_button, label]), view])

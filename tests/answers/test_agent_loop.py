@@ -1,10 +1,10 @@
-"""Chapter 01: the agent loop, the message validator and the step-through widget."""
+"""Chapter 01: the agent loop and the message validator (the step-through widget is tested in
+tests/lesson_support/test_agent_loop_widget.py)."""
 import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lesson_support.widgets.agent_loop import agent_stepper, record_run, step_html, step_summary
 from solutions.agent_loop import run_agent, validate_messages
 from tests.runtime.test_llm_model import RESULTS, VANCOUVER, VANCOUVER_TOOLS
 
@@ -109,27 +109,3 @@ def test_valid_histories_pass_and_dropping_a_call_is_caught(messages, data):
         broken = messages[:drop] + messages[drop + 1:]
         assert any("orphan" in p for p in validate_messages(broken))
 
-
-def test_widget_logic_records_each_call(client):
-    steps = record_run(client, VANCOUVER, VANCOUVER_TOOLS, execute)
-    assert len(steps) == 2
-    assert [len(s["request"]) for s in steps] == [2, 5]
-    assert steps[1]["prompt_tokens"] > steps[0]["prompt_tokens"]
-    assert step_summary(steps, 0).startswith("API call 1 of 2: sent 2 messages")
-    assert step_summary(steps, 1).endswith("got back the final answer")
-    page = step_html(steps, 0)
-    assert "get_current_time" in page and "get_weather" in page
-
-
-def test_widget_buttons_move_between_calls(client):
-    steps = record_run(client, VANCOUVER, VANCOUVER_TOOLS, execute)
-    widget = agent_stepper(steps)
-    prev_button, next_button, label = widget.children[0].children
-    view = widget.children[1]
-    assert "API call 1 of 2" in label.value and prev_button.disabled
-    first_view = view.value
-    next_button.click()
-    assert "API call 2 of 2" in label.value and next_button.disabled
-    assert view.value != first_view and "5:18 AM" in view.value
-    prev_button.click()
-    assert view.value == first_view
