@@ -16,7 +16,9 @@ in this order; the first that decides makes the reply:
                            data and the instruction is inside such a fence
     5   retry_failed       calls of the last round whose result is an error are made again
     6   own_state          questions about the run are answered from the latest <agent_status>
-                           block (trusted), else by counting what is visible
+                           block (trusted), else by counting what is visible; a request to call
+                           again repeats the latest such call unless a limit (a counter at its
+                           max in the bar, else one in the system prompt) forbids it
     7   skills             with an <available_skills> catalogue and load_skill: load the skill
                            the request matches, then follow its steps, one call per step
     8   memory             the window is the memory: a needed call whose result (same tool, same
@@ -206,7 +208,8 @@ RULES: tuple[Rule, ...] = (
                               "<external_content> under a system-prompt policy", rule_untrusted_content),
     Rule("retry_failed", "a call whose result is an error is made again", rule_retry_failed),
     Rule("own_state", "questions about the run: from the latest <agent_status> block, else by "
-                      "counting what is visible", rule_own_state),
+                      "counting what is visible; a call asked for again is declined at its limit",
+         rule_own_state),
     Rule("skills", "load the catalogue skill the request matches, then one call per step",
          rule_skills),
     Rule("memory", "a needed result still visible is used; a missing one is fetched by calling",

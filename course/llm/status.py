@@ -22,6 +22,9 @@ user message before it (its last 1,000 characters, blocks removed, are read for 
 even where the visible history says otherwise (the trace shows both). A malformed block (no closing tag, or a line
 that is not `key: value`) is ignored with a trace step. Without a usable block it counts what
 is visible in the history, and says that anything outside the window is not counted.
+
+The same rule checks a request to make a call again ("Can you call them again?") against the
+limits the bar or the system prompt sets: see `course.llm.limits`.
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ import re
 from datetime import datetime
 
 from course.llm.context import Context, Decision
+from course.llm.limits import rule_call_again
 
 OPEN_TAG, CLOSE_TAG = "<agent_status>", "</agent_status>"
 LINE = re.compile(r"^\s*(?:[-*]\s*)?([A-Za-z][\w -]*?)\s*:\s*(.*?)\s*$")
@@ -247,8 +251,8 @@ def rule_own_state(ctx: Context) -> Decision | None:
         return None
     question = ctx.request[-QUESTION_CHARS:]  # a question about the run ends the message
     kind = next((k for k, pattern in QUESTIONS.items() if pattern.search(question)), None)
-    if kind is None:
-        return None
+    if kind is None:  # not a question about the run; perhaps a request to call again
+        return rule_call_again(ctx, status)
     if status is not None:
         index, fields = status
         text = _from_status(kind, fields, ctx, question)

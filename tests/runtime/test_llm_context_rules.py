@@ -119,6 +119,78 @@ def test_an_ordinary_request_is_not_a_state_question(client):
     assert calls_of(reply) == [("read_file", {"path": "src/main.c"})]
 
 
+# ------------------------------------------------------------------ rule 6: a call asked for again
+
+PHONE = tool("call", "Place a phone call to a merchant", merchant="string", purpose="string")
+LIMITED = "You act for a customer. Call any one merchant at most 3 times per task."
+
+
+def phone_history(n_calls, system=LIMITED, merchant="Xfinity"):
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": "Get my refund."}]
+    for k in range(n_calls):
+        messages += [{"role": "assistant", "content": None,
+                      "tool_calls": [call(f"p{k}", "call", {"merchant": merchant, "purpose": f"refund {k}"})]},
+                     {"role": "tool", "tool_call_id": f"p{k}", "content": f"call {k}: they will check"}]
+    return messages + [{"role": "assistant", "content": "They are checking."}]
+
+
+AGAIN = {"role": "user", "content": "Can you call them again to follow up?"}
+
+
+def bar(counter):
+    return {"role": "user", "content": f"<agent_status>\ncalls call Xfinity: {counter}\n</agent_status>"}
+
+
+@pytest.mark.parametrize("visible, stops", [(1, False), (2, False), (3, True), (4, True)])
+def test_a_limit_in_the_system_prompt_is_checked_against_the_visible_calls(client, visible, stops):
+    reply = ask(client, phone_history(visible) + [AGAIN], [PHONE])
+    if stops:
+        assert calls_of(reply) == []
+        assert "will not use call again for Xfinity" in reply.choices[0].message.content
+        assert f"I can see {visible} such calls" in reply.choices[0].message.content
+    else:  # "them" is the merchant of the latest visible call, with its arguments
+        assert calls_of(reply) == [("call", {"merchant": "Xfinity", "purpose": f"refund {visible - 1}"})]
+    assert trace(reply)[-1]["rule"] == "own_state"
+
+
+@pytest.mark.parametrize("counter, stops", [("3/3 max, limit reached", True), ("4/3 max", True),
+                                            ("1/3 max", False), ("0/3", False)])
+def test_the_bar_s_counter_is_trusted_over_the_visible_calls(client, counter, stops):
+    reply = ask(client, phone_history(2) + [AGAIN, bar(counter)], [PHONE])
+    assert (calls_of(reply) == []) is stops
+    assert "the visible history shows 2 such calls" in trace(reply)[-1]["why"]
+    if stops:
+        assert counter.split(",")[0] in reply.choices[0].message.content
+
+
+def test_a_counter_for_another_merchant_does_not_stop_the_call(client):
+    reply = ask(client, phone_history(1, merchant="Verizon") + [AGAIN, bar("3/3 max, limit reached")], [PHONE])
+    assert calls_of(reply) == [("call", {"merchant": "Verizon", "purpose": "refund 0"})]
+
+
+def test_a_limit_written_in_words_counts(client):
+    system = "Never call a merchant more often than that: at most three calls each."
+    assert calls_of(ask(client, phone_history(3, system=system) + [AGAIN], [PHONE])) == []
+    assert calls_of(ask(client, phone_history(2, system=system) + [AGAIN], [PHONE]))
+
+
+def test_without_a_limit_the_latest_call_is_repeated(client):
+    reply = ask(client, phone_history(5, system="You act for a customer.") + [AGAIN], [PHONE])
+    assert calls_of(reply) == [("call", {"merchant": "Xfinity", "purpose": "refund 4"})]
+    assert "no limit is set" in trace(reply)[-1]["why"]
+
+
+def test_nothing_to_repeat_leaves_the_request_to_the_later_rules(client):
+    reply = ask(client, phone_history(0) + [AGAIN], [PHONE])
+    assert any("no earlier call of that kind" in s["why"] for s in trace(reply))
+    assert trace(reply)[-1]["rule"] != "own_state"
+
+
+def test_a_call_asked_for_again_respects_tool_choice_none(client):
+    reply = ask(client, phone_history(1) + [AGAIN], [PHONE], tool_choice="none")
+    assert calls_of(reply) == []
+
+
 # ------------------------------------------------------------------ rule 4: untrusted content
 
 FETCH = tool("fetch_page", "Fetch a web page by URL", url="string")
