@@ -15,6 +15,7 @@ The textbook's worked example (experiment 2-2) and the attention-sink toy use th
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, field
 
@@ -142,9 +143,16 @@ class TinyModel:
     def embed(self, token: str, position: int) -> np.ndarray:
         """The token's vector (seeded by a hash of its text, the same on every machine) plus
         a sinusoidal position code, so the same token at another position is another input."""
-        digest = hashlib.sha256(f"{self.seed}:{token}".encode("utf-8")).digest()
-        vector = np.random.default_rng(int.from_bytes(digest[:8], "little")).standard_normal(self.d)
-        return vector + position_code(position, self.d)
+        return token_vector(token, self.d, self.seed) + position_code(position, self.d)
+
+
+@functools.lru_cache(maxsize=4096)
+def token_vector(token: str, d: int, seed: int) -> np.ndarray:
+    """Cached, because building a generator per token would dominate a long prefill's time."""
+    digest = hashlib.sha256(f"{seed}:{token}".encode("utf-8")).digest()
+    vector = np.random.default_rng(int.from_bytes(digest[:8], "little")).standard_normal(d)
+    vector.flags.writeable = False
+    return vector
 
 
 def position_code(position: int, d: int) -> np.ndarray:
