@@ -26,7 +26,9 @@ check cell's asserts bare (`check_body`) and judges them from outside the kernel
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
+import re
 import textwrap
 from dataclasses import dataclass
 
@@ -159,6 +161,49 @@ def lab_check_keys(lab_id: str) -> list[str]:
         if "check" in meta.get("tags", []) and meta.get("course", {}).get("key"):
             keys.append(meta["course"]["key"])
     return keys
+
+
+# ------------------------------------------------------------------------ self-test answers
+_LETTER_TOKENS = re.compile(r"[\s,;/&]+|\band\b")
+_NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)(e[-+]?\d+)?")
+
+
+def normalised_answer(value) -> str:
+    """The form a self-test answer is compared in, so that the same answer written differently
+    matches: option letters ignore case, spaces, separators and order ("B", " b", "(b)" match
+    "b"; "c, a" matches "ac"); a number is compared by value, written as a string or not
+    (1152.0, "1,152" and 1152 match; non-integers to 12 significant digits); other text is
+    lower-cased with its spaces collapsed."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (int, float)):
+        return _number_text(value)
+    if not isinstance(value, str):
+        return " ".join(str(value).split()).lower()
+    text = " ".join(value.split()).lower().strip("()[]{}.'\" ").rstrip(")")
+    plain = text.replace(",", "").replace("_", "").replace(" ", "")
+    if _NUMBER.fullmatch(plain):
+        return _number_text(float(plain))
+    tokens = [t.strip("()") for t in _LETTER_TOKENS.split(text) if t.strip("()")]
+    if tokens and all(len(t) == 1 and t.isalpha() for t in tokens):
+        return "".join(sorted(set(tokens)))
+    if len(tokens) == 1 and 1 < len(text) <= 8 and set(text) <= set("abcdefgh") and len(set(text)) == len(text):
+        return "".join(sorted(text))  # "ca": letters written together
+    return text
+
+
+def _number_text(number) -> str:
+    number = float(number)
+    if number.is_integer():
+        return str(int(number))
+    return f"{number:.12g}"
+
+
+def answer_digest(value) -> str:
+    """sha256 of `normalised_answer(value)`: a lab's self-test checks compare digests, so the
+    released lab does not show its answers in clear (they are not secret: the reference
+    solution holds them, and a student can try every option; it is feedback, like any check)."""
+    return hashlib.sha256(normalised_answer(value).encode("utf-8")).hexdigest()
 
 
 # ------------------------------------------------------------------------ for the grader
