@@ -1,32 +1,67 @@
 """Cost calculator (Chapter 05): sliders and a provider preset drive a table of strategies and a
 chart of the cumulative cost per step, with the step where compaction starts to pay.
 
-The logic is in plain functions (tested in tests/answers/test_costs.py) built on `solutions.costs`;
-`cost_calculator()` only wires controls to them.
+The logic is in plain functions (tested in tests/lesson_support/test_costs_widget.py), built on
+`solutions.costs`; `cost_calculator()` only wires controls to them. The "compact above" slider
+follows the run's shape: it never offers a threshold below what a compaction leaves behind.
 """
 from __future__ import annotations
 
+import dataclasses
 import html
 
-from solutions.costs import (COST_STRATEGIES, EXACT, OPENAI_RULES, SEED_RUN, CacheRules,
-                             CostStrategy, Prices, Run, break_even_step, cumulative_cost_by_step,
-                             default_threshold, provider_presets, simulate, strategy_table)
+from solutions.costs import (ANTHROPIC_RULES, COST_STRATEGIES, EXACT, OPENAI_RULES, SEED_RUN,
+                             Breakpoints, Caching, CostStrategy, Prices, Run, billed_prices,
+                             break_even_step, cumulative_cost_by_step, default_threshold,
+                             full_history_prompt, provider_presets, simulate, strategy_table)
 
 RULES = {"every shared token (as the study guide)": EXACT,
-         "1,024 minimum, 128-token blocks (OpenAI)": OPENAI_RULES}
+         "1,024 minimum, 128-token blocks (OpenAI)": OPENAI_RULES,
+         "Anthropic: prefix + end marked, 5-min TTL": ANTHROPIC_RULES,
+         "Anthropic: prefix + end marked, 1-hour TTL": dataclasses.replace(ANTHROPIC_RULES,
+                                                                           ttl="1h")}
 BASELINE = CostStrategy.FULL_CACHED
 CANDIDATE = CostStrategy.COMPACT_AT_THRESHOLD
+# the run-shape sliders, in the order shown: (field, low, high, step, label)
+RUN_SLIDERS = (("prefix_tokens", 0, 20_000, 100, "fixed prefix"),
+               ("step_tokens", 100, 10_000, 100, "tokens per step"),
+               ("steps", 2, 300, 1, "steps"),
+               ("keep_recent", 0, 40, 1, "keep recent steps"),
+               ("summary_tokens", 0, 5_000, 50, "summary tokens"),
+               ("output_tokens", 0, 4_000, 50, "output per step"))
+LABEL_STYLE = {"description_width": "10em"}  # wide enough for the longest slider label
 
 
-def cumulative_curves(run: Run, prices: Prices, rules: CacheRules = EXACT,
+def compacted_size(run: Run) -> int:
+    """What a compaction leaves: prefix + summary + the recent steps (the lowest threshold)."""
+    return run.prefix_tokens + run.summary_tokens + run.step_tokens * run.keep_recent
+
+
+def threshold_range(run: Run) -> tuple[int, int]:
+    """The thresholds worth choosing: from what a compaction leaves behind (lower is refused) to
+    the largest request of the full history (higher never compacts)."""
+    low = compacted_size(run)
+    return low, max(low, full_history_prompt(run.steps, run))
+
+
+def follow_threshold(run: Run, value: int, following: bool) -> int:
+    """The threshold for a run whose shape just changed: the run's default while the user has
+    not chosen one (`following`), else the chosen `value`; either moved into `threshold_range`,
+    so the calculator never shows a threshold the run refuses."""
+    low, high = threshold_range(run)
+    return min(max(default_threshold(run) if following else value, low), high)
+
+
+def cumulative_curves(run: Run, prices: Prices, rules: Caching = EXACT,
                       threshold: int | None = None,
                       summary_calls: bool = True) -> dict[CostStrategy, list[float]]:
     """{strategy: cumulative USD after each step}."""
+    prices = billed_prices(prices, rules)
     return {s: cumulative_cost_by_step(simulate(s, run, rules, threshold, summary_calls), prices,
                                        run.steps) for s in COST_STRATEGIES}
 
 
-def calculator_view(run: Run, prices: Prices, rules: CacheRules = EXACT,
+def calculator_view(run: Run, prices: Prices, rules: Caching = EXACT,
                     threshold: int | None = None, summary_calls: bool = True) -> dict:
     """Everything the widget shows: table rows, curves, and the break-even step (or None)."""
     curves = cumulative_curves(run, prices, rules, threshold, summary_calls)
@@ -34,17 +69,31 @@ def calculator_view(run: Run, prices: Prices, rules: CacheRules = EXACT,
             "curves": curves,
             "break_even": break_even_step(curves[BASELINE], curves[CANDIDATE]),
             "threshold": default_threshold(run) if threshold is None else threshold,
-            "prices": prices}
+            "prices": billed_prices(prices, rules),
+            "rules": rules}
+
+
+CELL = "padding:2px 12px"  # room between the columns, headers included
+
+
+def _caching_note(rules: Caching) -> str:
+    if not isinstance(rules, Breakpoints):
+        return ""
+    return (f"; cache_control at {' and '.join(rules.at)}, {rules.ttl} TTL, a step every "
+            f"{rules.seconds_between_steps:,g} s")
 
 
 def table_html(view: dict) -> str:
     prices = view["prices"]
-    head = ("<tr><th style='text-align:left'>strategy</th><th>input tokens</th><th>hit rate</th>"
-            "<th>last request</th><th>calls</th><th>USD</th></tr>")
+    names = ("strategy", "input tokens", "hit rate", "last request", "calls", "USD")
+    head = "<tr>" + "".join(
+        f"<th style='{CELL};text-align:{'left' if i == 0 else 'right'}'>{name}</th>"
+        for i, name in enumerate(names)) + "</tr>"
     body = "".join(
-        f"<tr><td style='text-align:left'>{html.escape(r['strategy'])}</td>"
-        f"<td>{r['input_tokens']:,}</td><td>{r['hit_rate']:.1%}</td><td>{r['last_prompt']:,}</td>"
-        f"<td>{r['calls']}</td><td>{r['usd']:.4f}</td></tr>" for r in view["rows"])
+        f"<tr><td style='{CELL};text-align:left'>{html.escape(r['strategy'])}</td>"
+        + "".join(f"<td style='{CELL}'>{cell}</td>" for cell in (
+            f"{r['input_tokens']:,}", f"{r['hit_rate']:.1%}", f"{r['last_prompt']:,}",
+            f"{r['calls']}", f"{r['usd']:.4f}")) + "</tr>" for r in view["rows"])
     steps = len(view["curves"][BASELINE])
     if view["break_even"] is None:
         verdict = (f"Compacting at {view['threshold']:,} tokens does not pay within {steps} steps "
@@ -53,9 +102,11 @@ def table_html(view: dict) -> str:
         verdict = (f"Compacting at {view['threshold']:,} tokens is cheaper than the full, cached "
                    f"history from step {view['break_even']} on.")
     premium = (f"; cache writes {prices.cache_write:g}" if prices.has_write_premium else "")
+    note = _caching_note(view.get("rules"))
     return (f"<div><b>{html.escape(prices.name or 'custom prices')}</b>: USD per million tokens "
             f"input {prices.input:g}, cached {prices.cached_input:g}, output {prices.output:g}"
-            f"{premium}</div><table style='text-align:right'>{head}{body}</table>"
+            f"{premium}{html.escape(note)}</div>"
+            f"<table style='text-align:right;border-collapse:collapse'>{head}{body}</table>"
             f"<div>{html.escape(verdict)}</div>")
 
 
@@ -90,45 +141,70 @@ def cost_calculator(run: Run = SEED_RUN):
     from IPython.display import display
 
     presets = provider_presets()
+
     def slider(value, low, high, step, label):
         return widgets.IntSlider(value=value, min=low, max=high, step=step, description=label,
-                                 continuous_update=False, style={"description_width": "10em"},
+                                 continuous_update=False, readout_format=",", style=LABEL_STYLE,
                                  layout=widgets.Layout(width="32em"))
 
-    controls = {
-        "prefix_tokens": slider(run.prefix_tokens, 0, 20_000, 100, "fixed prefix"),
-        "step_tokens": slider(run.step_tokens, 100, 10_000, 100, "tokens per step"),
-        "steps": slider(run.steps, 2, 300, 1, "steps"),
-        "keep_recent": slider(run.keep_recent, 0, 40, 1, "keep recent steps"),
-        "summary_tokens": slider(run.summary_tokens, 0, 5_000, 50, "summary tokens"),
-        "output_tokens": slider(run.output_tokens, 0, 4_000, 50, "output per step"),
-        "threshold": slider(default_threshold(run), 1_000, 400_000, 500, "compact above"),
-    }
-    provider = widgets.Dropdown(options=list(presets), description="prices",
-                                style={"description_width": "10em"},
+    controls = {name: slider(getattr(run, name), low, high, step, label)
+                for name, low, high, step, label in RUN_SLIDERS}
+    low, high = threshold_range(run)
+    controls["threshold"] = slider(follow_threshold(run, 0, following=True), low, high, 100,
+                                   "compact above")
+    pace = slider(30, 0, 7_200, 30, "seconds per step")  # what a TTL is measured against
+    provider = widgets.Dropdown(options=list(presets), description="prices", style=LABEL_STYLE,
                                 layout=widgets.Layout(width="40em"))
-    rules = widgets.Dropdown(options=list(RULES), description="cache reports",
-                             style={"description_width": "10em"},
+    rules = widgets.Dropdown(options=list(RULES), description="cache", style=LABEL_STYLE,
                              layout=widgets.Layout(width="40em"))
-    summaries = widgets.Checkbox(value=True, description="count the calls that write summaries")
+    summaries = widgets.Checkbox(value=True, description="count the summarising calls",
+                                 indent=False, style={"description_width": "initial"},
+                                 layout=widgets.Layout(width="auto"))
     table, chart = widgets.HTML(), widgets.Output()
+    state = {"following": True, "syncing": False}  # following: the threshold is the default
 
-    def update(_=None):
+    def shape() -> Run:
+        return Run(**{name: controls[name].value for name, *_ in RUN_SLIDERS})
+
+    def follow(new: Run):
+        """Move the threshold slider with the run: its new range, and a value inside it."""
+        threshold = controls["threshold"]
+        value = follow_threshold(new, threshold.value, state["following"])
+        low, high = threshold_range(new)
+        state["syncing"] = True  # the slider's own events must not redraw half-way
         try:
-            shape = Run(**{k: c.value for k, c in controls.items() if k != "threshold"})
-            view = calculator_view(shape, presets[provider.value], RULES[rules.value],
+            threshold.min, threshold.max = min(threshold.min, low), max(threshold.max, high)
+            threshold.value = value
+            threshold.min, threshold.max = low, high
+        finally:
+            state["syncing"] = False
+
+    def update(change=None):
+        if state["syncing"]:
+            return
+        try:
+            new = shape()
+            if change is not None and change["owner"] is controls["threshold"]:
+                state["following"] = False  # the user chose a threshold: keep it from now on
+            elif change is not None:
+                follow(new)
+            caching = RULES[rules.value]
+            if isinstance(caching, Breakpoints):
+                caching = dataclasses.replace(caching, seconds_between_steps=pace.value)
+            view = calculator_view(new, presets[provider.value], caching,
                                    controls["threshold"].value, summaries.value)
-        except ValueError as exc:  # e.g. a threshold below what a compaction leaves behind
+        except ValueError as exc:  # a shape or threshold the model refuses: say why
             table.value = f"<div style='color:#b00'>{html.escape(str(exc))}</div>"
             chart.clear_output()
             return
         table.value = table_html(view)
         with chart:
             chart.clear_output(wait=True)
-            display(cost_figure(view, f"{provider.value}, {shape.steps} steps"))
+            display(cost_figure(view, f"{provider.value}, {new.steps} steps"))
 
-    for control in [*controls.values(), provider, rules, summaries]:
+    for control in [*controls.values(), pace, provider, rules, summaries]:
         control.observe(update, names="value")
     update()
     return widgets.VBox([widgets.HBox([widgets.VBox(list(controls.values())),
-                                       widgets.VBox([provider, rules, summaries])]), table, chart])
+                                       widgets.VBox([provider, rules, pace, summaries])]),
+                         table, chart])

@@ -18,31 +18,38 @@ the same few functions.
 The package, one concern per module (this module re-exports all of them):
 
     prices      Prices, the checks on prices and token counts, SEED_PRICES
-    run         Run, CacheRules, what each step sends (full history, compacted every step)
+    run         Run, Call, CacheRules (automatic caching), what each step sends (full history,
+                compacted every step)
+    breakpoints Breakpoints: explicit caching (Anthropic's cache_control), minimum and TTL
     billing     request_cost, step_costs, price_run, price_requests, cumulative_cost_by_step
     usage       usage_request, price_usages: the API's own usage records, priced
     schedule    compaction_schedule: compacting only above a threshold
-    simulation  CostStrategy, simulate, strategy_table, break-even, seed_lab3
+    simulation  CostStrategy, run_calls, simulate, billed_prices, strategy_table, break-even,
+                seed_lab3
     table       load_price_table, provider_presets: the dated provider price table
 """
 from __future__ import annotations
 
 from solutions.costs.billing import (Request, cumulative_cost_by_step, price_requests, price_run,
                                      request_cost, step_costs)
+from solutions.costs.breakpoints import (ANTHROPIC_RULES, BREAKPOINT_PLACES,
+                                         ONE_HOUR_WRITE_FACTOR, TTL_SECONDS, Breakpoints)
 from solutions.costs.prices import (MILLION, PER_TOKEN_SUSPECT, PRICE_FIELDS, SEED_PRICE_FIELDS,
                                     SEED_PRICES, Prices, from_fields)
 from solutions.costs.run import (EXACT, OPENAI_RULES, RUN_FIELDS, SEED_RUN, SEED_RUN_FIELDS,
-                                 CacheRules, Run, append_only_shared, as_run, compacted_prompt,
-                                 full_history_prompt, prefix_only_shared)
+                                 Call, CacheRules, Run, append_only_shared, as_run,
+                                 compacted_prompt, full_history_prompt, prefix_only_shared)
 from solutions.costs.schedule import Schedule, compaction_schedule, default_threshold
-from solutions.costs.simulation import (COST_STRATEGIES, CostStrategy, break_even_step,
-                                        compaction_break_even, format_seed_lab3,
-                                        format_strategy_table, seed_lab3, simulate,
+from solutions.costs.simulation import (COST_STRATEGIES, Caching, CostStrategy, billed_prices,
+                                        break_even_step, compaction_break_even, format_seed_lab3,
+                                        format_strategy_table, run_calls, seed_lab3, simulate,
                                         strategy_table)
 from solutions.costs.table import PRICE_COLUMNS, PRICES_CSV, load_price_table, provider_presets
 from solutions.costs.usage import price_usages, usage_request
 
 __all__ = [
+    "ANTHROPIC_RULES", "BREAKPOINT_PLACES", "ONE_HOUR_WRITE_FACTOR", "TTL_SECONDS", "Breakpoints",
+    "Call", "Caching", "billed_prices", "run_calls",
     "COST_STRATEGIES", "EXACT", "MILLION", "OPENAI_RULES", "PER_TOKEN_SUSPECT", "PRICE_COLUMNS",
     "PRICE_FIELDS", "PRICES_CSV", "RUN_FIELDS", "SEED_PRICE_FIELDS", "SEED_PRICES", "SEED_RUN",
     "SEED_RUN_FIELDS", "CacheRules", "CostStrategy", "Prices", "Request", "Run", "Schedule",

@@ -7,11 +7,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
+from solutions.costs.billing import Request
 from solutions.costs.prices import _tokens, from_fields
 
 
 # --------------------------------------------------------------------------- the run model
+
+class Call(NamedTuple):
+    """One model call of a run, in the order the calls are made, before any caching: what it
+    sends and how much of it is the same as the call just before (a prefix, token for token)."""
+
+    step: int
+    prompt: int
+    shared: int       # prefix shared with the previous call (0 for the first)
+    completion: int
+    kind: str = "agent"  # "agent", or "summary" for a compaction's summarising call
+
 
 @dataclass(frozen=True)
 class Run:
@@ -48,7 +61,9 @@ def as_run(run) -> Run:
 
 @dataclass(frozen=True)
 class CacheRules:
-    """How a provider reports a shared prefix: nothing below `minimum`, whole blocks only."""
+    """Automatic caching, and how a provider reports a shared prefix: nothing below `minimum`,
+    whole blocks only. Every prompt is cached as it comes, so every token not read from the
+    cache is written to it (see `Breakpoints` for caching only where a request asks)."""
 
     minimum: int = 0
     block: int = 1
@@ -61,6 +76,16 @@ class CacheRules:
     def cached(self, shared_prefix: int) -> int:
         blocks = (_tokens(shared_prefix, "shared prefix") // self.block) * self.block
         return blocks if blocks >= self.minimum else 0
+
+    def bill(self, calls: Sequence[Call], prefix_tokens: int = 0) -> list[Request]:
+        """The billed requests of `calls`: each reads what it shares with the call before
+        (as reported under these rules) and writes the rest of its prompt."""
+        requests = []
+        for call in calls:
+            cached = self.cached(min(call.shared, call.prompt))
+            requests.append(Request(call.step, call.prompt, cached, call.completion,
+                                    call.prompt - cached, call.kind))
+        return requests
 
 
 EXACT = CacheRules()                       # the seed's idealisation: every shared token counts

@@ -11,8 +11,9 @@ from collections.abc import Callable, Sequence
 from enum import Enum
 
 from solutions.costs.billing import Request, cumulative_cost_by_step, price_requests, price_run
-from solutions.costs.prices import SEED_PRICES, Prices
-from solutions.costs.run import (EXACT, SEED_RUN, CacheRules, Run, append_only_shared,
+from solutions.costs.breakpoints import Breakpoints
+from solutions.costs.prices import SEED_PRICES, Prices, _check_prices
+from solutions.costs.run import (EXACT, SEED_RUN, CacheRules, Call, Run, append_only_shared,
                                  compacted_prompt, full_history_prompt, prefix_only_shared)
 from solutions.costs.schedule import compaction_schedule, default_threshold
 
@@ -38,6 +39,7 @@ class CostStrategy(Enum):
 
 
 COST_STRATEGIES = tuple(CostStrategy)  # in the order tables and charts show them
+Caching = CacheRules | Breakpoints     # automatic or explicit caching
 
 
 # --------------------------------------------------------------------------- the study guide's lab
@@ -75,83 +77,97 @@ def format_seed_lab3(result: dict) -> str:
 
 # --------------------------------------------------------------------------- one run, simulated
 
-def _agent_requests(prompts, shared, run: Run, rules: CacheRules, caching: bool) -> list[Request]:
-    requests = []
-    for step, (prompt, common) in enumerate(zip(prompts, shared), start=1):
-        cached = rules.cached(common) if caching else 0
-        written = prompt - cached if caching else 0  # automatic caching stores every new token
-        requests.append(Request(step, prompt, cached, run.output_tokens, written))
-    return requests
+def _agent_calls(prompts, shared, run: Run) -> list[Call]:
+    return [Call(step, prompt, common, run.output_tokens)
+            for step, (prompt, common) in enumerate(zip(prompts, shared), start=1)]
 
 
-def _summary_request(step: int, uncompacted: int, previous: int, run: Run, rules: CacheRules):
-    # The summarising call resends the old history plus an instruction: it shares the previous
-    # request as a prefix, and its reply is the summary.
-    prompt = uncompacted + run.summary_request_tokens
-    cached = rules.cached(min(previous, prompt))
-    return Request(step, prompt, cached, run.summary_tokens, prompt - cached, "summary")
+def _with_summaries(agent: list[Call], summaries: dict[int, int], run: Run) -> list[Call]:
+    """The agent's calls with each compaction's summarising call just before its step's call.
+    The summarising call resends the old history (`summaries[step]` tokens) plus an
+    instruction: it shares the previous call as a prefix, and its reply is the summary."""
+    calls, previous = [], 0
+    for call in agent:
+        if call.step in summaries:
+            prompt = summaries[call.step] + run.summary_request_tokens
+            calls.append(Call(call.step, prompt, min(previous, prompt), run.summary_tokens,
+                              "summary"))
+        calls.append(call)
+        previous = call.prompt
+    return calls
 
 
-def _full_no_cache(run: Run, rules: CacheRules, threshold, summary_calls) -> list[Request]:
+def _full_history(run: Run, threshold, summary_calls) -> list[Call]:
     prompts = [full_history_prompt(s, run) for s in range(1, run.steps + 1)]
-    return _agent_requests(prompts, [0] * run.steps, run, rules, caching=False)
+    return _agent_calls(prompts, append_only_shared(prompts), run)
 
 
-def _full_cached(run: Run, rules: CacheRules, threshold, summary_calls) -> list[Request]:
-    prompts = [full_history_prompt(s, run) for s in range(1, run.steps + 1)]
-    return _agent_requests(prompts, append_only_shared(prompts), run, rules, caching=True)
-
-
-def _compact_every_step(run: Run, rules: CacheRules, threshold, summary_calls) -> list[Request]:
+def _compact_every_step(run: Run, threshold, summary_calls) -> list[Call]:
     steps = range(1, run.steps + 1)
     prompts = [compacted_prompt(s, run) for s in steps]
-    requests = _agent_requests(prompts, prefix_only_shared(prompts, run.prefix_tokens), run,
-                               rules, caching=True)
-    if summary_calls:
-        for s in steps:
-            if s - 1 - run.keep_recent > 0:  # a compacting step: summarise what it holds
-                requests.append(_summary_request(s, prompts[s - 2] + run.step_tokens,
-                                                 prompts[s - 2], run, rules))
-    return requests
+    agent = _agent_calls(prompts, prefix_only_shared(prompts, run.prefix_tokens), run)
+    if not summary_calls:
+        return agent
+    # a compacting step summarises what the step before sent, plus the step it adds
+    return _with_summaries(agent, {s: prompts[s - 2] + run.step_tokens for s in steps
+                                   if s - 1 - run.keep_recent > 0}, run)
 
 
-def _compact_at_threshold(run: Run, rules: CacheRules, threshold, summary_calls) -> list[Request]:
+def _compact_at_threshold(run: Run, threshold, summary_calls) -> list[Call]:
     schedule = compaction_schedule(run, default_threshold(run) if threshold is None else threshold)
-    requests = _agent_requests(schedule.prompt_tokens, schedule.shared_tokens, run, rules,
-                               caching=True)
-    if summary_calls:
-        for step, size in zip(schedule.compacted_at, schedule.uncompacted):
-            previous = schedule.prompt_tokens[step - 2] if step > 1 else 0
-            requests.append(_summary_request(step, size, previous, run, rules))
-    return requests
+    agent = _agent_calls(schedule.prompt_tokens, schedule.shared_tokens, run)
+    if not summary_calls:
+        return agent
+    return _with_summaries(agent, dict(zip(schedule.compacted_at, schedule.uncompacted)), run)
 
 
-_SIMULATE: dict[CostStrategy, Callable[..., list[Request]]] = {
-    CostStrategy.FULL_NO_CACHE: _full_no_cache,
-    CostStrategy.FULL_CACHED: _full_cached,
+_CALLS: dict[CostStrategy, Callable[..., list[Call]]] = {
+    CostStrategy.FULL_NO_CACHE: _full_history,
+    CostStrategy.FULL_CACHED: _full_history,
     CostStrategy.COMPACT_EVERY_STEP: _compact_every_step,
     CostStrategy.COMPACT_AT_THRESHOLD: _compact_at_threshold,
 }
 
 
-def simulate(strategy: CostStrategy | str, run: Run = SEED_RUN, rules: CacheRules = EXACT,
+def run_calls(strategy: CostStrategy | str, run: Run = SEED_RUN, threshold: int | None = None,
+              summary_calls: bool = False) -> list[Call]:
+    """The calls of a run under `strategy`, in the order they are made, before any caching."""
+    return _CALLS[CostStrategy(strategy)](run, threshold, summary_calls)
+
+
+def simulate(strategy: CostStrategy | str, run: Run = SEED_RUN, rules: Caching = EXACT,
              threshold: int | None = None, summary_calls: bool = False) -> list[Request]:
     """The billed requests of a run under `strategy` (a CostStrategy or its value's name).
 
-    With summary_calls=True each compaction also pays for the call that writes the summary
-    (the study guide leaves it out). COMPACT_EVERY_STEP is the study guide's pessimistic case:
-    the history is rewritten at every step past `keep_recent`, so only the fixed prefix is ever
-    cached.
+    `rules` is how the provider caches: `CacheRules` for automatic caching (every token not
+    read is written), `Breakpoints` for explicit caching (writes only at breakpoints, entries
+    expire). With summary_calls=True each compaction also pays for the call that writes the
+    summary (the study guide leaves it out). COMPACT_EVERY_STEP is the study guide's
+    pessimistic case: the history is rewritten at every step past `keep_recent`, so only the
+    fixed prefix is ever cached.
     """
-    return _SIMULATE[CostStrategy(strategy)](run, rules, threshold, summary_calls)
+    strategy = CostStrategy(strategy)
+    calls = run_calls(strategy, run, threshold, summary_calls)
+    if strategy is CostStrategy.FULL_NO_CACHE:  # nothing read, nothing written
+        return [Request(c.step, c.prompt, 0, c.completion, 0, c.kind) for c in calls]
+    if not isinstance(rules, (CacheRules, Breakpoints)):
+        raise TypeError(f"rules must be CacheRules (automatic caching) or Breakpoints "
+                        f"(explicit caching), not {type(rules).__name__}")
+    return rules.bill(calls, run.prefix_tokens)
+
+
+def billed_prices(prices: Prices, rules: Caching) -> Prices:
+    """The prices a run is billed at under `rules`: a 1-hour TTL writes at twice the input."""
+    return rules.write_prices(prices) if isinstance(rules, Breakpoints) else _check_prices(prices)
 
 
 # --------------------------------------------------------------------------- side by side
 
-def strategy_table(run: Run = SEED_RUN, prices: Prices = SEED_PRICES, rules: CacheRules = EXACT,
+def strategy_table(run: Run = SEED_RUN, prices: Prices = SEED_PRICES, rules: Caching = EXACT,
                    threshold: int | None = None, summary_calls: bool = False) -> list[dict]:
     """One row per strategy: input tokens, cache hit rate, last request, compactions, USD.
     `strategy` is the label to show; `key` is the CostStrategy itself."""
+    prices = billed_prices(prices, rules)
     rows = []
     for strategy in COST_STRATEGIES:
         requests = simulate(strategy, run, rules, threshold, summary_calls)
@@ -195,10 +211,12 @@ def break_even_step(baseline: Sequence[float], candidate: Sequence[float]) -> in
 
 
 def compaction_break_even(run: Run = SEED_RUN, prices: Prices = SEED_PRICES,
-                          rules: CacheRules = EXACT, threshold: int | None = None,
+                          rules: Caching = EXACT, threshold: int | None = None,
                           summary_calls: bool = True) -> int | None:
     """The step from which compacting at a threshold is cheaper than keeping the full,
     cached history (None: not within the run)."""
+    prices = billed_prices(prices, rules)
+
     def curve(strategy: CostStrategy) -> list[float]:
         return cumulative_cost_by_step(simulate(strategy, run, rules, threshold, summary_calls),
                                        prices, run.steps)
