@@ -13,6 +13,7 @@ lesson can print where Structure placed the best-scored packets and how long the
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Union
@@ -40,14 +41,17 @@ def load_findings(path: Union[str, Path] = FINDINGS_PATH) -> list[dict]:
     return rows
 
 
-def format_findings(rows: list[dict], width: int = 30) -> str:
-    """One finding per two lines (three when it cites an outside work), source first."""
+def format_findings(rows: list[dict], width: int = 30, line: int = 100) -> str:
+    """Each finding's source and subject on one line, then its result (and any outside work it
+    cites) indented below, wrapped at `line` characters."""
+    indent = " " * (width + 2)
     lines = []
     for row in rows:
         lines.append(f"{row['source']:<{width}}{row['what']}")
-        lines.append(f"{'':<{width}}  {row['result']}")
+        lines += textwrap.wrap(row["result"], line, initial_indent=indent, subsequent_indent=indent)
         if row.get("cites"):
-            lines.append(f"{'':<{width}}  (cites {row['cites']})")
+            lines += textwrap.wrap(f"(cites {row['cites']})", line, initial_indent=indent,
+                                   subsequent_indent=indent + " ")
     return "\n".join(lines)
 
 
@@ -132,9 +136,11 @@ SECTION_COLOURS = {"Role & Policies": "#6b7280", "Task": "#111827", "State": "#0
                    "Evidence": "#f59e0b", "Context": "#2563eb", "Output": "#111827"}
 
 
-def context_map_figure(contexts: dict[str, Built], best: int = 2, title: str = ""):
-    """One horizontal strip per context, in tokens: its sections in colour, and a marker on the
-    spans of its `best` best-scored packets (labelled by rank)."""
+def context_map_figure(contexts: dict[str, Built], marked: dict[str, Packet] | None = None,
+                       best: int = 2, title: str = ""):
+    """One horizontal strip per context, in tokens: its sections in colour, and a labelled
+    marker on each packet of `marked` ({label: packet}) that the context holds, or, without
+    `marked`, on its `best` best-scored packets (labelled by rank)."""
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
 
@@ -146,12 +152,18 @@ def context_map_figure(contexts: dict[str, Built], best: int = 2, title: str = "
         for section, start in section_starts(built).items():
             ax.barh(y, built.sections[section], left=start, height=0.5,
                     color=SECTION_COLOURS[section], edgecolor="white", linewidth=0.5)
-        for span in context_map(built):
-            if span.rank is not None and span.rank <= best:
-                centre = (span.start + span.end) / 2
-                ax.plot([centre], [y - 0.42], marker="v", color="#dc2626", markersize=7)
-                ax.annotate(f"#{span.rank}", (centre, y - 0.42), xytext=(0, 5),
-                            textcoords="offset points", ha="center", fontsize=7, color="#dc2626")
+        spans = context_map(built)
+        if marked is None:
+            marks = [(f"#{s.rank}", s) for s in spans if s.rank is not None and s.rank <= best]
+        else:
+            marks = [(label, span_of(spans, p)) for label, p in marked.items()]
+        for label, span in marks:
+            if span is None:
+                continue
+            centre = (span.start + span.end) / 2
+            ax.plot([centre], [y - 0.42], marker="v", color="#dc2626", markersize=7)
+            ax.annotate(label, (centre, y - 0.42), xytext=(0, 5), textcoords="offset points",
+                        ha="center", fontsize=7, color="#dc2626")
         ax.annotate(f"{built.tokens:,} tokens", (built.tokens, y), xytext=(4, 0),
                     textcoords="offset points", va="center", fontsize=8)
     ax.set_yticks(range(len(names)), names, fontsize=8)
@@ -163,6 +175,6 @@ def context_map_figure(contexts: dict[str, Built], best: int = 2, title: str = "
     ax.legend(handles=[Patch(color=SECTION_COLOURS[s], label=text) for s, text in keys.items()],
               loc="upper center", bbox_to_anchor=(0.5, -0.25 - 0.1 / len(names)), ncol=5,
               fontsize=7, frameon=False)
-    ax.set_title(title or "Where each part of the context sits (▼ = best-scored packets)", fontsize=10)
+    ax.set_title(title or "Where each part of the context sits", fontsize=10)
     fig.tight_layout()
     return fig

@@ -21,8 +21,9 @@ def test_every_finding_names_a_known_document_and_its_place():
     assert len(rows) >= 10
     assert {r["document"] for r in rows} == set(DOCUMENTS)
     assert all(r["source"] and r["what"] and r["result"] for r in rows)
-    text = format_findings(rows)
+    text = " ".join(format_findings(rows).split())  # wrapped lines, joined again
     assert all(r["source"] in text and r["result"] in text for r in rows)
+    assert max(len(line) for line in format_findings(rows).splitlines()) <= 100
 
 
 def test_a_finding_without_its_document_is_refused(tmp_path):
@@ -79,3 +80,7 @@ def test_the_table_and_the_figure():
     fig = context_map_figure({"small": built, "large": build_context(
         TASK_EN, CANDIDATES, ContextConfig(budget=10**6, reserve=0))})
     assert len(fig.axes[0].get_yticklabels()) == 2
+    left_out = next(r.packet for r in built.rows if r.status == "did not fit")
+    fig = context_map_figure({"small": built}, marked={"kept": spans[-2].packet, "left out": left_out})
+    labels = [t.get_text() for t in fig.axes[0].texts]
+    assert "kept" in labels and "left out" not in labels  # only what the context holds is marked
