@@ -48,15 +48,37 @@ def check_tokenizers() -> tuple[str, bool, str]:
     return "offline tokenizers", True, ", ".join(f"{n} ready" for n in names)
 
 
+def _refuses(error, parameter: str) -> bool:
+    """Is this HTTP 400 a server naming `parameter` as one it does not take?"""
+    return getattr(error, "param", None) == parameter or parameter in str(error)
+
+
+def say_hello(client, model: str, limit: int = 60):
+    """One short request, its length capped the way the server accepts.
+
+    `max_completion_tokens` is OpenAI's current name, the only one its reasoning models take;
+    the teaching model and vLLM take it too. A server that names it in a 400 gets the older
+    `max_tokens` instead (servers that merely ignore it answer anyway, just without the cap).
+    """
+    import openai
+
+    messages = [{"role": "user", "content": "Say hello."}]
+    try:
+        return client.chat.completions.create(model=model, messages=messages,
+                                              max_completion_tokens=limit)
+    except openai.BadRequestError as exc:
+        if not _refuses(exc, "max_completion_tokens"):
+            raise
+    return client.chat.completions.create(model=model, messages=messages, max_tokens=limit)
+
+
 def check_model() -> tuple[str, bool, str]:
     import course.llm
 
     where = "a real provider (COURSE_LLM_* variables)" if course.llm.using_real_provider() \
         else "the local teaching model"
     try:
-        reply = course.llm.client().chat.completions.create(
-            model=course.llm.model_name(), messages=[{"role": "user", "content": "Say hello."}],
-            max_tokens=60)
+        reply = say_hello(course.llm.client(), course.llm.model_name())
     except Exception as exc:
         return "model answering", False, f"{where}: {type(exc).__name__}: {exc}"
     return "model answering", True, f"{where} ({reply.model}) answered"

@@ -1,0 +1,74 @@
+"""Run lessons top to bottom against a provider-shaped proxy and record how far each gets.
+
+Outputs are not compared (a provider answers differently from the teaching model); what counts
+is whether every cell runs, and which cell fails first if one does. `requests` is how many chat
+requests reached the proxy: a lesson that measures a model but sends it nothing has measured
+the teaching model instead.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from course.paths import REPO_ROOT
+from tests.providers.proxy import ProviderProxy
+
+NOTEBOOKS = REPO_ROOT / "notebooks"
+CELL_TIMEOUT_S = 600  # the same per-cell limit nbval uses (pyproject.toml), not a test of speed
+
+
+@dataclass
+class LessonRun:
+    lesson: str
+    shape: str
+    ran: bool
+    failing_cell: int | None  # index in nb.cells of the first cell that raised
+    error: str  # "ErrorName: first line of the message", "" when it ran
+    requests: int  # chat requests the proxy received while the lesson ran
+
+    def verdict(self) -> str:
+        if self.ran:
+            return f"ran ({self.requests} req)"
+        return f"cell {self.failing_cell}: {self.error}"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def lessons() -> list[Path]:
+    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def run_lesson(path: Path, proxy: ProviderProxy) -> LessonRun:
+    """Execute one lesson in a fresh kernel whose COURSE_LLM_* variables point at `proxy`."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    nb = nbformat.read(path, as_version=4)
+    failed: dict = {}
+
+    def on_error(cell, cell_index, execute_reply):
+        failed.setdefault("index", cell_index)
+
+    before = proxy.requests
+    client = NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}},
+                            on_cell_error=on_error)
+    env = {**os.environ, **proxy.environment()}
+    try:
+        client.execute(env=env)
+    except CellExecutionError as exc:
+        return LessonRun(path.stem, proxy.shape, False, failed.get("index"),
+                         f"{exc.ename}: {_first_line(exc.evalue)}", proxy.requests - before)
+    except Exception as exc:  # a timeout or a dead kernel is a failure of this lesson, not the run
+        return LessonRun(path.stem, proxy.shape, False, failed.get("index"),
+                         f"{type(exc).__name__}: {_first_line(str(exc))}",
+                         proxy.requests - before)
+    return LessonRun(path.stem, proxy.shape, True, None, "", proxy.requests - before)

@@ -1,0 +1,196 @@
+"""A local stand-in for three real providers, for testing lessons against their response shapes.
+
+`ProviderProxy(shape)` serves OpenAI's `/v1/chat/completions` on 127.0.0.1, forwards each
+request to a private teaching model and rewrites the answer the way one provider family would:
+
+    shape     usage                                                  also
+    ollama    prompt/completion/total only: no cache figures         does not check tool-call
+                                                                     pairing: a broken history
+                                                                     gets an ordinary reply
+    deepseek  prompt_cache_hit_tokens / prompt_cache_miss_tokens     cache in 64-token units
+              (no prompt_tokens_details)                             from 64 tokens on
+    openai    prompt_tokens_details.cached_tokens kept               system_fingerprint set;
+                                                                     `max_tokens` refused with a
+                                                                     400, as by OpenAI's
+                                                                     reasoning models
+
+No shape sends the teaching model's `teaching_trace`: real providers have no such field.
+It imitates the shape of answers, not any provider's model, prices or limits.
+
+Standard library only, like course/llm/server.py. `proxy.requests` counts the chat requests
+it received, so a test can tell whether a lesson reached "the provider" at all.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from course.llm.cache import PrefixCache
+from course.llm.server import ServerHandle, TeachingModel
+
+SHAPES = ("ollama", "deepseek", "openai")
+
+# The teaching model's 400 codes for a broken tool-call history (course/llm/validation.py).
+PAIRING_CODES = frozenset({"missing_tool_response", "orphan_tool_message",
+                           "duplicate_tool_call_id"})
+
+MAX_TOKENS_REFUSED = {"error": {
+    "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+               "Use 'max_completion_tokens' instead.",
+    "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}}
+
+UNCHECKED_REPLY = "I have read the conversation. What should I do next?"
+
+
+def _upstream_for(shape: str) -> ServerHandle:
+    if shape == "deepseek":  # DeepSeek caches in 64-token units, nothing under 64 tokens
+        return ServerHandle(model=TeachingModel(PrefixCache(block=64, minimum=64)))
+    return ServerHandle()
+
+
+def reshape(payload: dict, shape: str) -> dict:
+    """A teaching model's chat completion rewritten into `shape` (a new dict)."""
+    out = {k: v for k, v in payload.items() if k != "teaching_trace"}
+    usage = dict(out.get("usage") or {})
+    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+    if shape == "ollama":
+        out["system_fingerprint"] = "fp_ollama"
+        out["usage"] = {k: usage[k] for k in ("prompt_tokens", "completion_tokens",
+                                               "total_tokens") if k in usage}
+    elif shape == "deepseek":
+        out["system_fingerprint"] = "fp_deepseek_proxy"
+        out["usage"] = {"prompt_tokens": usage.get("prompt_tokens", 0),
+                        "completion_tokens": usage.get("completion_tokens", 0),
+                        "total_tokens": usage.get("total_tokens", 0),
+                        "prompt_cache_hit_tokens": cached,
+                        "prompt_cache_miss_tokens": usage.get("prompt_tokens", 0) - cached}
+    elif shape == "openai":
+        out["system_fingerprint"] = "fp_openai_proxy"
+    else:
+        raise ValueError(f"unknown shape {shape!r}: expected one of {', '.join(SHAPES)}")
+    return out
+
+
+def unchecked_reply(body: dict, model: str) -> dict:
+    """What a server that does not check pairing answers to a broken history: a plain reply."""
+    from course.llm.template import completion_token_count, prompt_token_ids
+
+    message = {"role": "assistant", "content": UNCHECKED_REPLY}
+    try:
+        prompt = len(prompt_token_ids(body.get("messages") or [], body.get("tools")))
+    except Exception:  # a history too broken to render: a rough count is enough here
+        prompt = len(json.dumps(body.get("messages"), ensure_ascii=False)) // 4
+    completion = completion_token_count(message)
+    return {"id": "chatcmpl-unchecked", "object": "chat.completion", "created": 0,
+            "model": model, "system_fingerprint": "fp_ollama",
+            "choices": [{"index": 0, "message": message, "logprobs": None,
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                      "total_tokens": prompt + completion}}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    proxy: "ProviderProxy"  # set on the subclass made per proxy
+
+    def log_message(self, format, *args):
+        pass
+
+    def _send(self, status: int, payload: dict) -> None:
+        data = json.dumps(payload, ensure_ascii=False).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _forward(self, method: str, raw: bytes | None) -> tuple[int, dict]:
+        url = self.proxy.upstream.base_url.removesuffix("/v1") + self.path
+        request = urllib.request.Request(url, data=raw, method=method,
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=600) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"{}")
+
+    def do_GET(self):
+        self._send(*self._forward("GET", None))
+
+    def do_POST(self):
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.proxy.count()
+        shape = self.proxy.shape
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        if shape == "openai" and isinstance(body, dict) and body.get("max_tokens") is not None:
+            self._send(400, MAX_TOKENS_REFUSED)
+            return
+        status, payload = self._forward("POST", raw)
+        code = (payload.get("error") or {}).get("code") if isinstance(payload, dict) else None
+        if shape == "ollama" and status == 400 and code in PAIRING_CODES:
+            self._send(200, unchecked_reply(body, body.get("model", "")))
+        elif status == 200:
+            self._send(200, reshape(payload, shape))
+        else:
+            self._send(status, payload)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class ProviderProxy:
+    """A provider-shaped endpoint in front of a private teaching model. A context manager."""
+
+    def __init__(self, shape: str, host: str = "127.0.0.1", port: int = 0):
+        if shape not in SHAPES:
+            raise ValueError(f"unknown shape {shape!r}: expected one of {', '.join(SHAPES)}")
+        self.shape = shape
+        self.requests = 0
+        self._lock = threading.Lock()
+        self.upstream = _upstream_for(shape)
+        handler = type("Handler", (_Handler,), {"proxy": self})
+        self._httpd = _Server((host, port), handler)
+        self.host, self.port = self._httpd.server_address[:2]
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
+                                        name=f"provider-proxy-{shape}", daemon=True)
+        self._thread.start()
+
+    def count(self) -> None:
+        with self._lock:
+            self.requests += 1
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def environment(self, model: str | None = None) -> dict[str, str]:
+        """The COURSE_LLM_* variables that point the course at this proxy."""
+        return {"COURSE_LLM_API_KEY": f"sk-{self.shape}-proxy",
+                "COURSE_LLM_BASE_URL": self.base_url,
+                "COURSE_LLM_MODEL": model or f"{self.shape}-shaped-model"}
+
+    def client(self, **kwargs):
+        import openai
+
+        kwargs.setdefault("max_retries", 0)
+        return openai.OpenAI(base_url=self.base_url, api_key=f"sk-{self.shape}-proxy", **kwargs)
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self.upstream.stop()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()

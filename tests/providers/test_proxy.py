@@ -1,0 +1,115 @@
+"""The provider-shaped proxy: each shape's answers read back correctly by course.usage."""
+import openai
+import pytest
+
+from course.usage import read_usage
+from tests.providers.proxy import MAX_TOKENS_REFUSED, SHAPES, UNCHECKED_REPLY, ProviderProxy, reshape
+
+LONG = [{"role": "system", "content": "Answer from the documents only. " * 300},
+        {"role": "user", "content": "What does the cache keep?"}]
+BROKEN = [{"role": "user", "content": "List the files."},
+          {"role": "assistant", "content": None, "tool_calls": [
+              {"id": "call_1", "type": "function",
+               "function": {"name": "list_files", "arguments": "{}"}}]},
+          {"role": "user", "content": "Well?"}]  # the call's result is missing
+
+
+@pytest.fixture(params=SHAPES)
+def proxy(request):
+    with ProviderProxy(request.param) as handle:
+        yield handle
+
+
+def twice(proxy):
+    client = proxy.client()
+    return [client.chat.completions.create(model="m", messages=LONG, max_completion_tokens=20)
+            for _ in range(2)]
+
+
+def test_each_shape_reads_back_through_read_usage(proxy):
+    first, second = twice(proxy)
+    usage = [read_usage(c.usage) for c in (first, second)]
+    assert usage[0].prompt == usage[1].prompt > 1024
+    assert usage[0].completion == first.usage.completion_tokens
+    expected_shape = {"ollama": "plain", "deepseek": "deepseek", "openai": "openai"}[proxy.shape]
+    assert [u.provider_shape for u in usage] == [expected_shape] * 2
+    if proxy.shape == "ollama":
+        assert [u.cached for u in usage] == [None, None], "Ollama reports no cache figure"
+    else:
+        assert usage[0].cached == 0 and 0 < usage[1].cached <= usage[1].prompt
+    assert proxy.requests == 2
+
+
+def test_the_raw_usage_has_only_the_shapes_own_fields(proxy):
+    raw = twice(proxy)[1].usage.model_dump(exclude_none=True)
+    has_details = "prompt_tokens_details" in raw
+    has_deepseek = "prompt_cache_hit_tokens" in raw
+    assert (has_details, has_deepseek) == {"ollama": (False, False), "deepseek": (False, True),
+                                           "openai": (True, False)}[proxy.shape]
+    if has_deepseek:
+        assert raw["prompt_cache_hit_tokens"] + raw["prompt_cache_miss_tokens"] == raw["prompt_tokens"]
+        assert raw["prompt_cache_hit_tokens"] % 64 == 0, "DeepSeek caches in 64-token units"
+
+
+def test_no_shape_sends_the_teaching_trace(proxy):
+    completion = twice(proxy)[0]
+    assert "teaching_trace" not in (completion.model_extra or {})
+    assert completion.system_fingerprint and "teaching" not in completion.system_fingerprint
+    assert completion.model == "m"
+
+
+def test_openai_refuses_max_tokens_like_a_reasoning_model():
+    with ProviderProxy("openai") as proxy:
+        with pytest.raises(openai.BadRequestError) as caught:
+            proxy.client().chat.completions.create(model="m", messages=LONG, max_tokens=20)
+    assert caught.value.status_code == 400
+    assert caught.value.body == MAX_TOKENS_REFUSED["error"]
+    assert caught.value.param == "max_tokens" and caught.value.code == "unsupported_parameter"
+
+
+@pytest.mark.parametrize("shape", ["ollama", "deepseek"])
+def test_other_shapes_take_max_tokens(shape):
+    with ProviderProxy(shape) as proxy:
+        reply = proxy.client().chat.completions.create(model="m", messages=LONG, max_tokens=5)
+    assert reply.usage.completion_tokens <= 5
+
+
+def test_ollama_answers_a_broken_history_instead_of_refusing_it():
+    with ProviderProxy("ollama") as proxy:
+        reply = proxy.client().chat.completions.create(model="m", messages=BROKEN)
+    assert reply.choices[0].message.content == UNCHECKED_REPLY
+    usage = read_usage(reply.usage)
+    assert usage.provider_shape == "plain" and usage.prompt > 0 and usage.cached is None
+
+
+@pytest.mark.parametrize("shape", ["deepseek", "openai"])
+def test_other_shapes_refuse_a_broken_history(shape):
+    with ProviderProxy(shape) as proxy:
+        with pytest.raises(openai.BadRequestError, match="call_1"):
+            proxy.client().chat.completions.create(model="m", messages=BROKEN)
+
+
+def test_other_errors_pass_through_unchanged():
+    with ProviderProxy("ollama") as proxy:
+        with pytest.raises(openai.BadRequestError, match="tool_choice"):
+            proxy.client().chat.completions.create(model="m", messages=LONG, tool_choice="required")
+
+
+def test_models_list_passes_through():
+    with ProviderProxy("deepseek") as proxy:
+        assert [m.id for m in proxy.client().models.list()] == ["teaching-model"]
+        assert proxy.requests == 0, "only chat requests are counted"
+
+
+def test_environment_points_the_course_at_the_proxy():
+    with ProviderProxy("openai") as proxy:
+        env = proxy.environment()
+    assert env["COURSE_LLM_BASE_URL"] == proxy.base_url
+    assert env["COURSE_LLM_API_KEY"] and env["COURSE_LLM_MODEL"] == "openai-shaped-model"
+
+
+def test_unknown_shape_is_refused():
+    with pytest.raises(ValueError, match="anthropic"):
+        ProviderProxy("anthropic")
+    with pytest.raises(ValueError, match="ollama, deepseek, openai"):
+        reshape({"usage": {}}, "anthropic")
