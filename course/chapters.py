@@ -72,7 +72,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "see prefix caching in the API's own `cached_tokens`, find the habits that break it, "
             "and price full history, compaction and caching over a whole run with dated price "
             "tables and real usage records, including when compaction starts to pay",
-            "solutions.costs", ("price_run", "compaction_schedule")),
+            "solutions.costs", ("price_run", "compaction_schedule", "cache_friendly_request")),
     Chapter("06", "notetool", "NoteTool: structured notes",
             "durable notes kept outside the window and fed back",
             "keep durable Markdown+YAML notes outside the window that survive hostile ids, odd "

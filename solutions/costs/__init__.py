@@ -34,6 +34,7 @@ from solutions.costs.billing import (Request, cumulative_cost_by_step, price_req
                                      request_cost, step_costs)
 from solutions.costs.breakpoints import (ANTHROPIC_RULES, BREAKPOINT_PLACES,
                                          ONE_HOUR_WRITE_FACTOR, TTL_SECONDS, Breakpoints)
+from solutions.costs.cache_friendly import cache_friendly_request, stable_tools
 from solutions.costs.prices import (MILLION, PER_TOKEN_SUSPECT, PRICE_FIELDS, SEED_PRICE_FIELDS,
                                     SEED_PRICES, Prices, from_fields)
 from solutions.costs.run import (EXACT, OPENAI_RULES, RUN_FIELDS, SEED_RUN, SEED_RUN_FIELDS,
