@@ -45,11 +45,14 @@ def _first_line(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def run_lesson(path: Path, proxy: ProviderProxy) -> LessonRun:
-    """Execute one lesson in a fresh kernel whose COURSE_LLM_* variables point at `proxy`."""
+def run_lesson(path: Path, proxy: ProviderProxy, save_to: Path | None = None) -> LessonRun:
+    """Execute one lesson in a fresh kernel whose COURSE_LLM_* variables point at `proxy`.
+
+    With `save_to` (a folder), the executed notebook is written there as LESSON.SHAPE.ipynb, to
+    read what a cell printed under that shape.
+    """
     import nbformat
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
 
     nb = nbformat.read(path, as_version=4)
     failed: dict = {}
@@ -62,6 +65,17 @@ def run_lesson(path: Path, proxy: ProviderProxy) -> LessonRun:
                             resources={"metadata": {"path": str(path.parent)}},
                             on_cell_error=on_error)
     env = {**os.environ, **proxy.environment()}
+    try:
+        return _run(client, env, path, proxy, failed, before)
+    finally:
+        if save_to is not None:
+            save_to.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, save_to / f"{path.stem}.{proxy.shape}.ipynb")
+
+
+def _run(client, env, path, proxy, failed, before) -> LessonRun:
+    from nbclient.exceptions import CellExecutionError
+
     try:
         client.execute(env=env)
     except CellExecutionError as exc:

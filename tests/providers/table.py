@@ -1,12 +1,13 @@
 """Every lesson under every provider shape: `python -m tests.providers.table`.
 
     python -m tests.providers.table [--shapes ollama,deepseek,openai] [--lessons 03,05]
-                                    [--json results.json]
+                                    [--json results.json] [--save DIR]
 
 Runs the lessons one at a time (each in a fresh kernel, behind a fresh proxy per shape) and
 prints a Markdown table lesson x shape: "ran (N req)" with the number of chat requests that
 reached the proxy, or the first failing cell and its error. With --json every result is also
-written as it arrives, so an interrupted run keeps what it measured.
+written as it arrives, so an interrupted run keeps what it measured; with --save the executed
+notebooks are kept in DIR (LESSON.SHAPE.ipynb) to read what a cell printed under each shape.
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ def main(argv=None) -> int:
     parser.add_argument("--shapes", default=",".join(SHAPES))
     parser.add_argument("--lessons", default="", help="lesson numbers, e.g. 03,05 (default: all)")
     parser.add_argument("--json", type=Path, help="also write the results here, as they arrive")
+    parser.add_argument("--save", type=Path, help="keep the executed notebooks in this folder")
     args = parser.parse_args(argv)
     shapes = [s for s in args.shapes.split(",") if s]
     wanted = {n.zfill(2) for n in args.lessons.split(",") if n}
@@ -43,7 +45,7 @@ def main(argv=None) -> int:
     for path in paths:
         for shape in shapes:
             with ProviderProxy(shape) as proxy:  # a fresh cache per lesson, as in a new session
-                result = run_lesson(path, proxy)
+                result = run_lesson(path, proxy, args.save)
             results.append(result)
             print(f"{shape:9s} {result.lesson}: {result.verdict()}", file=sys.stderr, flush=True)
             if args.json:
