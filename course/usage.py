@@ -9,6 +9,8 @@ Providers agree on `prompt_tokens` and `completion_tokens` and disagree on the c
     anthropic   cache_read_input_tokens (extra fields, e.g. through a proxy)  cache_creation_input_tokens
     plain       nowhere: Ollama, vLLM without prompt details                  not reported
     none        no usage at all (a stream without include_usage)              not reported
+    record      top-level cached_tokens: the course's own flat records        cache_write_tokens
+                (a dict, NamedTuple or dataclass), written from a Usage       (top level)
 
 `read_usage(usage)` returns a `Usage` whose figures are ints, or None where the provider does not
 report one. None is never turned into 0: "no cache hit" and "the provider does not say" are
@@ -21,10 +23,11 @@ the field: it means the provider or a proxy sent something broken, which is wort
 from __future__ import annotations
 
 from collections.abc import Mapping
+import dataclasses
 from dataclasses import dataclass
 
 NOT_REPORTED = "not reported by this provider"
-SHAPES = ("openai", "deepseek", "anthropic", "plain", "none")
+SHAPES = ("openai", "deepseek", "anthropic", "plain", "none", "record")
 
 
 @dataclass(frozen=True)
@@ -60,8 +63,12 @@ def _as_mapping(obj, where: str) -> Mapping | None:
         return obj
     if hasattr(obj, "model_dump"):  # the openai SDK's pydantic models, extra fields included
         return obj.model_dump()
-    raise TypeError(f"{where} must be a usage object from the openai SDK, a dict or None, "
-                    f"not {type(obj).__name__}")
+    if hasattr(obj, "_asdict"):  # a NamedTuple record
+        return obj._asdict()
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.asdict(obj)
+    raise TypeError(f"{where} must be a usage object from the openai SDK, a dict, a record or "
+                    f"None, not {type(obj).__name__}")
 
 
 def _count(fields: Mapping | None, name: str, where: str = "usage") -> int | None:
@@ -115,4 +122,7 @@ def read_usage(usage) -> Usage:
     if cached is not None:
         written = _count(details, "cache_write_tokens", "usage.prompt_tokens_details")
         return Usage(prompt, completion, cached, written, "openai")
+    if "cached_tokens" in fields:  # a flat record; its None still means "not reported"
+        return Usage(prompt, completion, _count(fields, "cached_tokens"),
+                     _count(fields, "cache_write_tokens"), "record")
     return Usage(prompt, completion, None, None, "plain")

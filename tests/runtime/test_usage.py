@@ -1,4 +1,6 @@
 """course.usage.read_usage: one reading of `usage` for every provider shape, None never 0."""
+from dataclasses import dataclass
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -63,6 +65,28 @@ def test_anthropic_native_input_tokens_exclude_the_cache():
     assert read_usage(usage) == Usage(3000, 12, 2048, 900, "anthropic")
 
 
+def test_the_course_flat_records():
+    """Records such as lesson_support's RequestRecord or the status bar's rows read as well."""
+    from typing import NamedTuple
+
+    class Record(NamedTuple):
+        call: int
+        prompt_tokens: int
+        cached_tokens: int | None
+        completion_tokens: int
+
+    @dataclass
+    class Row:
+        prompt_tokens: int
+        cached_tokens: int | None
+        completion_tokens: int = 0
+
+    assert read_usage(Record(1, 1280, 1280, 8)) == Usage(1280, 8, 1280, None, "record")
+    assert read_usage(Row(1280, None)) == Usage(1280, 0, None, None, "record")
+    assert read_usage({"prompt_tokens": 9, "cached_tokens": 0, "cache_write_tokens": 9}) == \
+        Usage(9, None, 0, 9, "record")
+
+
 def test_no_usage_at_all():
     assert read_usage(None) == Usage(None, None, None, None, "none")
     assert str(read_usage(None)).startswith(f"prompt {NOT_REPORTED}")
@@ -92,6 +116,8 @@ def test_malformed_values_raise_naming_the_field(usage, field):
 def test_something_that_is_not_a_usage_is_refused():
     with pytest.raises(TypeError, match="not list"):
         read_usage([1, 2])
+    with pytest.raises(TypeError, match="not type"):
+        read_usage(Usage)
 
 
 @given(prompt=counts, completion=counts, cached=counts, written=st.none() | counts)
