@@ -1,12 +1,14 @@
 """Run lessons top to bottom against a provider-shaped proxy and record how far each gets.
 
-Outputs are not compared (a provider answers differently from the teaching model); what counts
+Lessons run in a fresh kernel and must not raise; labs run with the reference solution injected
+(course.labs.run_solved) and every check must pass. Outputs are not compared (a provider answers differently from the teaching model); what counts
 is whether every cell runs, and which cell fails first if one does. `requests` is how many chat
 requests reached the proxy: a lesson that measures a model but sends it nothing has measured
 the teaching model instead.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -15,6 +17,7 @@ from course.paths import REPO_ROOT
 from tests.providers.proxy import ProviderProxy
 
 NOTEBOOKS = REPO_ROOT / "notebooks"
+LABS = REPO_ROOT / "labs"
 CELL_TIMEOUT_S = 600  # the same per-cell limit nbval uses (pyproject.toml), not a test of speed
 
 
@@ -23,7 +26,7 @@ class LessonRun:
     lesson: str
     shape: str
     ran: bool
-    failing_cell: int | None  # index in nb.cells of the first cell that raised
+    failing_cell: int | None  # index in nb.cells of the first cell that raised (or check failed)
     error: str  # "ErrorName: first line of the message", "" when it ran
     requests: int  # chat requests the proxy received while the lesson ran
 
@@ -38,6 +41,40 @@ class LessonRun:
 
 def lessons() -> list[Path]:
     return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def labs() -> list[Path]:
+    return sorted(LABS.glob("[0-9][0-9]_*_lab.ipynb"))
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]):
+    """os.environ with `values` set, for a kernel started inside (it inherits the environment)."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def run_lab(path: Path, proxy: ProviderProxy) -> LessonRun:
+    """Run a lab with its reference solution injected; the first cell or check that fails."""
+    from course.labs import load_lab, run_solved
+
+    before = proxy.requests
+    with _environment(proxy.environment()):
+        outcome = run_solved(load_lab(path), timeout=CELL_TIMEOUT_S)
+    failed = next((r for r in outcome.results if r.status != "passed" and r.kind != "tally"), None)
+    if failed is None:
+        return LessonRun(path.stem, proxy.shape, True, None, "", proxy.requests - before)
+    what = f"check {failed.key!r} {failed.status}" if failed.kind == "check" else failed.status
+    return LessonRun(path.stem, proxy.shape, False, failed.index,
+                     f"{what}: {_first_line(failed.error)}", proxy.requests - before)
 
 
 def _first_line(text: str, limit: int = 160) -> str:

@@ -1,4 +1,5 @@
-"""Every lesson runs top to bottom against each provider shape (tests/providers/proxy.py).
+"""Every lesson runs top to bottom, and every lab passes its checks with the reference solution,
+against each provider shape (tests/providers/proxy.py).
 
 Slow (every lesson three times), so not part of the default suite: enable it with
 COURSE_CONFORMANCE=1, e.g.
@@ -14,7 +15,7 @@ import os
 
 import pytest
 
-from tests.providers.conformance import lessons, run_lesson
+from tests.providers.conformance import labs, lessons, run_lab, run_lesson
 from tests.providers.proxy import SHAPES, ProviderProxy
 
 pytestmark = [
@@ -30,4 +31,13 @@ def test_lesson_runs_against_the_shape(lesson, shape):
     with ProviderProxy(shape) as proxy:
         result = run_lesson(lesson, proxy)
     assert result.ran, (f"{lesson.name} under the {shape} shape fails in cell "
+                        f"{result.failing_cell}: {result.error}")
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("lab", labs(), ids=lambda p: p.stem)
+def test_solved_lab_passes_against_the_shape(lab, shape):
+    with ProviderProxy(shape) as proxy:
+        result = run_lab(lab, proxy)
+    assert result.ran, (f"{lab.name} (solved) under the {shape} shape fails in cell "
                         f"{result.failing_cell}: {result.error}")
