@@ -47,26 +47,26 @@ CHAPTERS: tuple[Chapter, ...] = (
             "build a Chat Completions request by hand, run the tool-calling loop with the `openai` "
             "SDK and a step-through widget, explain why every call resends the history and why "
             "loops need a limit, catch a broken message list before the provider's 400",
-            "solutions.agent_loop", ("validate_messages", "run_agent")),
+            "solutions.agent_loop", ("validate_messages", "run_agent", "self_test")),
     Chapter("02", "counting_tokens", "Counting tokens",
             "what a request costs in tokens",
             "count text and whole requests with `tiktoken`, exactly against the API's "
             "`prompt_tokens` where the chat format is documented and as an estimate elsewhere; see "
             "why Chinese, paths and JSON cost more; budget a request and truncate to a token limit "
             "without breaking a character",
-            "solutions.tokens", ("count_request_tokens", "truncate_to_tokens")),
+            "solutions.tokens", ("count_request_tokens", "truncate_to_tokens", "self_test")),
     Chapter("03", "gssc_pipeline", "The GSSC pipeline: Gather, Select, Structure, Compress",
             "a context built under a token budget (Gather → Select → Structure → Compress)",
             "build a context with Gather → Select → Structure → Compress under an exact token "
             "budget, with relevance that works for Chinese as well as English, the same bytes every "
             "time (cache-friendly), and never losing the task or the output instructions",
-            "solutions.gssc", ("relevance", "select", "structure", "candidate_budget")),
+            "solutions.gssc", ("relevance", "select", "structure", "candidate_budget", "self_test")),
     Chapter("04", "compaction", "Compaction with pair-checking",
             "a long run kept inside its window without breaking tool-call pairs",
             "truncate tool output honestly and offload it where the agent can read it, compact a "
             "long run turn by turn without ever separating a tool call from its result, and prove "
             "it with a pairing checker and a real HTTP 400",
-            "solutions.compaction", ("split_turns", "check_pairing", "compact")),
+            "solutions.compaction", ("split_turns", "check_pairing", "compact", "self_test")),
     Chapter("05", "prompt_caching", "Prompt caching and the cost calculator",
             "the prompt cache measured, and whole runs priced",
             "see prefix caching in the API's own `cached_tokens`, find the habits that break it, "
@@ -86,7 +86,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "symlink-resolving path checks, process hygiene, bubblewrap) until every attack is "
             "blocked and real retrieval commands still work",
             "solutions.sandbox", ("parse_command", "resolve_inside", "check_arguments",
-                                  "run_with_hygiene")),
+                                  "run_with_hygiene", "self_test")),
     Chapter("08", "status_bar", "The agent status bar",
             "the agent's own state kept by code and shown at the end of the context",
             "keep an agent's own state (call counters against limits, todo progress, time, budget, "
@@ -102,7 +102,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "budget and load bodies and sub-documents only when a task needs them, place them "
             "where the prompt cache survives, defer a hundred tool schemas behind tool search and "
             "grow the tool list append-only (mask, don't remove), and refuse hostile skills",
-            "solutions.skills", ("parse_skill", "build_catalog", "load_skill", "add_tools")),
+            "solutions.skills", ("parse_skill", "build_catalog", "load_skill", "add_tools", "self_test")),
     Chapter("10", "prompt_injection", "Prompt injection and context provenance",
             "an agent attacked through everything it reads, judged by canaries, defended in layers",
             "attack an agent through every entry point of its context (the user's message, pages, "
@@ -111,7 +111,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "word, and defend in layers: a fence no content can close, roles kept apart, "
             "sanitising (and its bypass), least privilege, a confirmation gate, and provenance kept "
             "through notes, summaries and the bar",
-            "solutions.injection", ("fence", "separate_roles", "guard_call", "run_attack_table")),
+            "solutions.injection", ("fence", "separate_roles", "guard_call", "run_attack_table", "self_test")),
     Chapter("11", "production_compaction", "Compaction in production, and sub-agents",
             "a long run kept alive by five compaction layers, cheapest first, and a sub-agent",
             "run a 200-step agent through five toggled compaction layers (a frozen tool-result "
@@ -120,7 +120,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "cache hits, cost, probes kept and repeated calls, compare experiment 2-9's six "
             "strategies, delegate a search to a sub-agent, and read back what a summary dropped",
             "solutions.production_compaction", ("budget_tool_results", "drop_noise",
-                                                "archive_turn", "compact_with_breaker")),
+                                                "archive_turn", "compact_with_breaker", "self_test")),
 )
 
 

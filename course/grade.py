@@ -14,10 +14,14 @@ with `✓ check-key` stored under each check, the student's exercise cells put i
 and strict nbval with the course's plugin; each check's result comes from the JUnit XML report.
 `--engine kernel` drives one kernel per notebook directly instead, with the same judge.
 
-Writes gradebook.csv (one row per student, lab and check), gradebook.md (a total per student,
-a score per lab, the reason for each failed check), gradebook.json (everything, for `merge`)
-and graded-notebooks/ (the graded copies, for `pytest --nbval` by hand) into --output
-(default: SUBMISSIONS_DIR). Re-runs skip them.
+A student's copy of a lesson (`01_agent_loop.ipynb`, by the released lesson's file name) is
+not graded: the text of its `answer` cells, the student's answers to "Things to think about",
+goes into the gradebook's Reflections for the instructor to read (`course.reflections`).
+
+Writes gradebook.csv (one row per student, lab and check, and per reflection), gradebook.md (a
+total per student, a score per lab, the reason for each failed check, the reflections),
+gradebook.json (everything, for `merge`) and graded-notebooks/ (the graded copies, for
+`pytest --nbval` by hand) into --output (default: SUBMISSIONS_DIR). Re-runs skip them.
 
     --jobs N        grade N notebooks at a time (default: the machine's cores); the same
                     gradebook as one at a time
@@ -44,12 +48,14 @@ from pathlib import Path
 
 import nbformat
 
+from course import reflections
 from course.labs import (Lab, LabError, cell_key, cell_points, cell_problem, find_released_labs,
                          graded, load_lab, match_lab, nbval_graded, not_attempted, read_notebook,
                          run, whole)
-from course.paths import LABS_DIR, REPO_ROOT
+from course.paths import LABS_DIR, LESSONS_DIR, REPO_ROOT
 
 DEFAULT_LABS = LABS_DIR
+DEFAULT_LESSONS = LESSONS_DIR
 CSV_FIELDS = ["student", "notebook", "lab", "check", "status", "points", "earned", "detail"]
 OUTPUT_FILES = ("gradebook.csv", "gradebook.md", "gradebook.json")
 GRADED_MARK = ".course-graded-notebooks"
@@ -65,6 +71,8 @@ class Submission:
     attempted: bool = True
     rows: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    lesson: str = ""            # a lesson's id ("01_agent_loop") when this is a copy of a lesson
+    reflections: list[dict] = field(default_factory=list)  # its answers (course.reflections.collect)
 
     @property
     def earned(self):
@@ -121,15 +129,22 @@ def parse_shard(text: str) -> tuple[int, int]:
     return k, n
 
 
-def match_all(subs: list[Submission], root: Path, labs: dict[str, Lab], only: str | None) -> None:
+def match_all(subs: list[Submission], root: Path, labs: dict[str, Lab], only: str | None,
+              lessons: dict[str, Path] | None = None) -> None:
     """Find each notebook's lab (or the reason it has none); a student's second notebook of the
-    same lab is not graded (the first, in name order, is)."""
+    same lab is not graded (the first, in name order, is). A copy of a lesson (named like a
+    released one in `lessons`, with no lab id in its metadata) is not graded: its answer cells
+    are collected as reflections."""
     seen: dict[tuple[str, str], str] = {}
     for sub in subs:
         if sub.problem:
             continue
         try:
             nb = read_notebook(root / sub.notebook)
+            name = Path(sub.notebook).name
+            if lessons and name in lessons and not nb.metadata.get("course", {}).get("lab"):
+                collect_reflections(sub, nb, lessons[name])
+                continue
             lab = match_lab(root / sub.notebook, nb, labs, only)
         except LabError as exc:
             sub.problem = str(exc)
@@ -143,6 +158,25 @@ def match_all(subs: list[Submission], root: Path, labs: dict[str, Lab], only: st
             sub.rows = [row(sub, cell_key(c), "not attempted", cell_points(c), 0,
                             "every exercise is still the released stub")
                         for _, c in lab.checks()]
+
+
+def collect_reflections(sub: Submission, nb, released_path: Path) -> None:
+    """A lesson's answers, kept for the instructor (the released lesson names the questions)."""
+    sub.lesson = released_path.stem
+    try:
+        released = read_notebook(released_path)
+    except LabError as exc:
+        released = None
+        sub.notes.append(f"the released lesson could not be read ({exc}): its questions are not shown")
+    rows, notes = reflections.collect(released, nb)
+    sub.reflections, sub.notes = rows, sub.notes + notes
+
+
+def reflection_rows(sub: Submission) -> list[dict]:
+    """gradebook.csv's rows for a lesson's answers: no points, the answer as the detail."""
+    return [{"student": sub.student, "notebook": sub.notebook, "lab": sub.lesson, "check": r["key"],
+             "status": r["status"], "points": "", "earned": "", "detail": r["answer"]}
+            for r in sub.reflections]
 
 
 def row(sub: Submission, check: str, status: str, points, earned, detail: str) -> dict:
@@ -172,6 +206,10 @@ def _progress_line(sub: Submission, n: int, total: int) -> str:
     what = f"[{n}/{total}] {sub.student}"
     if sub.problem:
         return f"{what}: NOT GRADED - {sub.notebook}: {sub.problem}"
+    if sub.lesson:
+        answered = sum(r["status"] == reflections.ANSWERED for r in sub.reflections)
+        return (f"{what}: {answered} of {len(sub.reflections)} questions answered in the lesson "
+                f"{sub.lesson} ({sub.notebook}), not graded: collected for you to read")
     if not sub.attempted:
         return f"{what}: {sub.lab} not attempted ({sub.notebook})"
     return f"{what}: {sub.earned} / {sub.points} points in {sub.lab} ({sub.notebook})"
@@ -370,6 +408,7 @@ def write_gradebook(subs: list[Submission], labs: dict[str, dict], out: Path,
                                  "check": "", "status": "not graded", "points": "", "earned": 0,
                                  "detail": sub.problem})
             writer.writerows(sub.rows)
+            writer.writerows(reflection_rows(sub))
     paths[1].write_text(markdown(subs, labs), encoding="utf-8")
     data = {"format": FORMAT, "shard": shard, "labs": labs, "submissions": [asdict(s) for s in subs]}
     paths[2].write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -388,10 +427,13 @@ def markdown(subs: list[Submission], labs: dict[str, dict]) -> str:
     mine = {name: [s for s in subs if s.student == name] for name in students}
     graded_count = sum(1 for s in subs if s.lab and not s.problem)
     broken = sum(1 for s in subs if s.problem)
+    lessons = [s for s in subs if s.lesson and not s.problem]
+    read = (f" {len(lessons)} lesson notebooks hold reflections, not graded: see Reflections at the "
+            f"end." if lessons else "")
     lines = ["# Gradebook", "",
              f"{len(students)} students, {graded_count} lab notebooks graded, {broken} not graded. "
              f"The total counts every lab in this gradebook ({possible} points); a lab a student "
-             f"did not hand in counts 0.", "",
+             f"did not hand in counts 0.{read}", "",
              "| student | " + " | ".join(lab_ids) + " | total |",
              "|---|" + "---|" * len(lab_ids) + "---|"]
     for name in students:
@@ -415,6 +457,8 @@ def markdown(subs: list[Submission], labs: dict[str, dict]) -> str:
             if s.problem:
                 items.append(f"- {where}: not graded: {s.problem}")
                 continue
+            if s.lesson:
+                continue  # in Reflections
             if not s.attempted:
                 items.append(f"- {s.lab} ({where}): not attempted (every exercise is still the stub)")
                 continue
@@ -429,7 +473,32 @@ def markdown(subs: list[Submission], labs: dict[str, dict]) -> str:
             details += ["", f"### {name}", ""] + items
     if details:
         lines += ["", "## What failed, and why"] + details
-    return "\n".join(lines) + "\n"
+    lines += reflections_markdown(students, mine)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def reflections_markdown(students: list[str], mine: dict[str, list[Submission]]) -> list[str]:
+    """gradebook.md's Reflections: per student and lesson, each question and the answer."""
+    out = []
+    for name in students:
+        items = []
+        for s in (s for s in mine[name] if s.lesson and not s.problem):
+            answered = sum(r["status"] == reflections.ANSWERED for r in s.reflections)
+            items += ["", f"**{s.lesson}** (`{s.notebook}`): {answered} of {len(s.reflections)} answered", ""]
+            items += [f"- note: {_cell(n)}" for n in s.notes]
+            for r in s.reflections:
+                number = r["key"].removeprefix("think-")
+                items.append(f"{number}. {r['question'] or r['key']}")
+                if r["status"] == reflections.ANSWERED:
+                    items += ["", *("   > " + line if line.strip() else "   >"
+                                    for line in r["answer"].splitlines()), ""]
+                else:
+                    items += ["", "   *not answered*", ""]
+        if items:
+            out += ["", f"### {name}"] + items
+    return ["", "## Reflections", "",
+            "Answers to the lessons' \"Things to think about\", for you to read; they score no "
+            "points. The instructor's answer key is docs/instructors/answer_key.md."] + out if out else []
 
 
 # ------------------------------------------------------------------------ merging shards
@@ -476,6 +545,9 @@ def main(argv=None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("submissions", type=Path, help="folder of student submissions")
     parser.add_argument("--labs", type=Path, default=DEFAULT_LABS, help="folder of released labs")
+    parser.add_argument("--lessons", type=Path, default=DEFAULT_LESSONS,
+                        help="folder of released lessons (a student's copy of one is collected as "
+                             "reflections, not graded)")
     parser.add_argument("--lab", help="grade only this lab id (others are reported as wrong lab)")
     parser.add_argument("--timeout", type=float, default=60, help="seconds per cell (default 60)")
     parser.add_argument("--jobs", type=int, default=default_jobs(),
@@ -514,7 +586,7 @@ def main(argv=None) -> int:
         print(f"Shard {shard}: {len({s.student for s in subs})} students.")
     if not subs:
         print(f"No submissions in {args.submissions}.")
-    match_all(subs, args.submissions, labs, args.lab)
+    match_all(subs, args.submissions, labs, args.lab, reflections.find_released_lessons(args.lessons))
     if args.engine == "nbval":
         grade_all_nbval(subs, args.submissions, labs, args.timeout, args.jobs, out)
     else:

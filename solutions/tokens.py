@@ -403,3 +403,9 @@ def request_budget(messages, tools=None, window_tokens: int = 128_000, reserved_
     """`window_budget` of a whole chat request, counted with `count_request_tokens`."""
     return window_budget(count_request_tokens(messages, tools, encoding), window_tokens,
                          reserved_output)
+
+
+# The self-test (the lab's last exercise): answers, not code.
+def self_test() -> dict:
+    """The answers to lab 02's self-test (why each is right: docs/instructors/answer_key.md)."""
+    return {"q1": "b", "q2": 14, "q3": "b", "q4": "b"}

@@ -42,6 +42,7 @@ from solutions.compaction.summaries import (BACKUPS_HEADING, COMPACTION_INSTRUCT
 from solutions.compaction.transcripts import (TRANSCRIPTS_DIR, backup_transcript, load_transcript,
                                               save_transcript, transcript_jsonl)
 from solutions.compaction.turns import recent_start, split_head, split_turns
+from solutions.compaction.self_test import self_test
 
 __all__ = [
     "BACKUPS_HEADING", "COMPACTION_INSTRUCTION", "KNOWN_ROLES", "ROLES", "RULE_TITLE",
@@ -49,5 +50,5 @@ __all__ = [
     "backup_transcript", "check_pairing", "compact", "drop_oldest_messages", "is_summary",
     "load_transcript", "recent_start", "replay", "rule_based_summary", "save_transcript",
     "sawtooth_points", "should_compact", "split_head", "split_turns", "summary_message",
-    "summary_parts", "transcript_jsonl",
+    "summary_parts", "transcript_jsonl", "self_test",
 ]

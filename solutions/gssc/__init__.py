@@ -50,6 +50,7 @@ from solutions.gssc.pipeline import Built, ContextBuilder, Source, build_context
 from solutions.gssc.render import candidate_budget, mandatory_tokens, section_tokens, structure
 from solutions.gssc.selection import (Row, default_now, explain_selection, greedy_fill,
                                       packet_relevance, recency, score, select)
+from solutions.gssc.self_test import self_test
 from solutions.tokens import count_tokens  # exact o200k_base counts (Chapter 02)
 
 __all__ = [
@@ -59,5 +60,5 @@ __all__ = [
     "compress", "count_tokens", "default_now", "explain_selection", "gather", "greedy_fill",
     "load_packets", "mandatory_tokens", "overlap", "packet_from_dict", "packet_relevance",
     "query_terms", "recency", "relevance", "score", "section_tokens", "select", "structure",
-    "terms",
+    "terms", "self_test",
 ]

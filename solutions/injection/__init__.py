@@ -14,10 +14,11 @@ from solutions.injection.guard import (IRREVERSIBLE, Guarded, ToolPolicy, call_p
 from solutions.injection.roles import EXTERNAL_TOOL, PRIVILEGED, separate_roles
 from solutions.injection.table import (OUTCOMES, Effects, Verdict, as_effects, canary_trips,
                                        goal_missed, judge, run_attack_table, tally)
+from solutions.injection.self_test import self_test
 
 __all__ = [
     "CLOSE", "EXTERNAL_TOOL", "Effects", "FENCED", "Guarded", "IRREVERSIBLE", "OUTCOMES",
     "PRIVILEGED", "TAG_NAME", "ToolPolicy", "Verdict", "as_effects", "call_parts",
     "canary_trips", "escape_source", "fence", "goal_missed", "guard_call", "judge",
-    "neutralise", "offered_tools", "run_attack_table", "separate_roles", "tally", "unfence",
+    "neutralise", "offered_tools", "run_attack_table", "separate_roles", "tally", "unfence", "self_test",
 ]

@@ -23,11 +23,12 @@ from solutions.production_compaction.compactor import (LAYERS, PARTS, Event, Lay
 from solutions.production_compaction.full import KEEP_TURNS, compact_with_breaker
 from solutions.production_compaction.micro import CLEARED_MARK, micro_compact
 from solutions.production_compaction.noise import NOISE_MARK, NOISE_RULES, drop_noise
+from solutions.production_compaction.self_test import self_test
 
 __all__ = [
     "ARCHIVE_HEADER", "CLEARED_MARK", "KEEP_TURNS", "LAYERS", "NOISE_MARK", "NOISE_RULES",
     "PARTS", "PREVIEW_MARK", "RESULTS_DIR", "TRANSCRIPT_PATH", "CircuitBreaker", "Event",
     "LayeredCompactor", "ResultStore", "Settings", "TokenMeter", "archive_message",
     "archive_turn", "budget_tool_results", "compact_with_breaker", "drop_noise", "is_archive",
-    "is_preview", "micro_compact", "preview",
+    "is_preview", "micro_compact", "preview", "self_test",
 ]

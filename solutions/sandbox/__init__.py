@@ -20,3 +20,4 @@ from solutions.sandbox.hygiene import (ResourceLimits, RunResult, minimal_env, r
 from solutions.sandbox.links import outside_links, refuse_outside_links
 from solutions.sandbox.parse import parse_command
 from solutions.sandbox.refusal import Refusal
+from solutions.sandbox.self_test import self_test

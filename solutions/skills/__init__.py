@@ -13,3 +13,4 @@ from solutions.skills.load import SKILL_FILE, load_skill, read_skill_file
 from solutions.skills.parse import (ALLOWED_KEYS, MAX_DESCRIPTION_CHARS, NAME_PATTERN, Skill,
                                     SkillError, check_skill_name, parse_skill)
 from solutions.skills.tools import add_tools, tool_name
+from solutions.skills.self_test import self_test

@@ -59,8 +59,8 @@ def read_gradebook(folder: Path):
 @pytest.fixture(scope="module")
 def gradebook(tmp_path_factory):
     subs = tmp_path_factory.mktemp("submissions")
-    nbformat.write(submission({"validate_messages": SOLUTION_SOURCE, "run_agent": SOLUTION_SOURCE}),
-                   subs / "alice.ipynb")
+    nbformat.write(submission({"validate_messages": SOLUTION_SOURCE, "run_agent": SOLUTION_SOURCE,
+                               "self_test": SOLUTION_SOURCE}), subs / "alice.ipynb")
     (subs / "bob").mkdir()  # right validator, stub loop, and every check weakened to `pass`
     nbformat.write(submission({"validate_messages": SOLUTION_SOURCE}, edit_checks=lambda s: "pass"),
                    subs / "bob" / "lab01.ipynb")
@@ -88,13 +88,13 @@ def score(rows, student):
 
 def test_correct_submission_scores_full_marks(gradebook):
     _, rows, _, _, _ = gradebook
-    assert score(rows, "alice") == (8, 8)
+    assert score(rows, "alice") == (12, 12)
 
 
 def test_weakened_checks_are_restored(gradebook):
     _, rows, _, _, _ = gradebook
     bob = {r["check"]: r["status"] for r in rows if r["student"] == "bob"}
-    assert score(rows, "bob") == (5, 8)  # the five validator checks; the loop checks came back and fail
+    assert score(rows, "bob") == (5, 12)  # the five validator checks; the loop and self-test checks came back and fail
     assert bob["check-agent-vancouver"] == "fail"
 
 
@@ -102,7 +102,7 @@ def test_an_infinite_loop_costs_its_checks_not_the_run(gradebook):
     _, rows, _, _, _ = gradebook
     carol = {r["check"]: r["status"] for r in rows if r["student"] == "carol"}
     assert carol["check-agent-vancouver"] == "timeout"
-    assert score(rows, "carol") == (5, 8)
+    assert score(rows, "carol") == (5, 12)
 
 
 def test_broken_input_is_reported_per_student(gradebook):
@@ -113,26 +113,26 @@ def test_broken_input_is_reported_per_student(gradebook):
     assert "99_elsewhere_lab" in reasons["erin"] and "not a notebook of any released lab" in reasons["erin"]
     assert "no .ipynb" in reasons["frank"]
     assert "[8/8]" in done.stdout and "NOT GRADED" in done.stdout
-    assert "| alice | 8 / 8 | 8 / 8 |" in summary
+    assert "| alice | 12 / 12 | 12 / 12 |" in summary
 
 
 def test_importing_the_reference_solution_earns_nothing(gradebook):
     _, rows, summary, _, _ = gradebook
-    assert score(rows, "gina") == (0, 8)
+    assert score(rows, "gina") == (0, 12)
     assert "imports the reference solutions" in summary
 
 
 def test_an_untouched_lab_is_not_attempted(gradebook):
     _, rows, summary, _, _ = gradebook
     assert {r["status"] for r in rows if r["student"] == "henry"} == {"not attempted"}
-    assert "| henry | not attempted | 0 / 8 |" in summary
+    assert "| henry | not attempted | 0 / 12 |" in summary
 
 
 def test_the_summary_has_totals_reasons_and_whole_points(gradebook):
     _, rows, summary, _, _ = gradebook
     assert {r["points"] for r in rows if r["points"]} == {"1"} and "1.0" not in summary
     assert "| student | 01_agent_loop_lab | total |" in summary
-    assert "| bob | 5 / 8 | 5 / 8 |" in summary and "| dave | — | 0 / 8 |" in summary
+    assert "| bob | 5 / 12 | 5 / 12 |" in summary and "| dave | — | 0 / 12 |" in summary
     bob = summary.split("### bob")[1].split("###")[0]
     assert ("✗ check-agent-vancouver (fail): run_agent must answer the Vancouver question in 2 API calls "
             "and return the history, without changing the caller's list — NotImplementedError: write run_agent") in bob
@@ -336,3 +336,70 @@ def test_a_rerun_ignores_the_gradebooks_own_files(tiny, tmp_path):
     assert gradebook_files(subs) == first
     students = {r["student"] for r in csv.DictReader(first["gradebook.csv"].splitlines())}
     assert students == set(TINY_CLASS) | {"gus"}
+
+
+# ------------------------------------------------------------------------ reflections
+def tiny_lesson() -> nbformat.NotebookNode:
+    """A lesson with two questions to think about and their answer cells, as the course writes them."""
+    md = nbformat.v4.new_markdown_cell
+    cells = [md("# Chapter 00 — tiny"), nbformat.v4.new_code_cell("print(1 + 1)"),
+             md("## Things to think about\n\n1. Why add numbers\n   at all?\n2. When does adding "
+                "overflow?\n\n**Lab:** `labs/00_tiny_lab.ipynb`."),
+             md("### Your answers")]
+    cells += [md(f"*Your answer to question {n} here.*", metadata={"tags": ["answer"], "course": {"key": f"think-{n}"}})
+              for n in (1, 2)]
+    return nbformat.v4.new_notebook(cells=cells)
+
+
+@pytest.fixture(scope="module")
+def reflections_class(tiny, tmp_path_factory):
+    base = tmp_path_factory.mktemp("reflections")
+    lessons = base / "lessons"
+    lessons.mkdir()
+    nbformat.write(tiny_lesson(), lessons / "00_tiny.ipynb")
+    subs = base / "submissions"
+    (subs / "amir").mkdir(parents=True)
+    nbformat.write(tiny.submission({"add": "def add(a, b):\n    return a + b"}), subs / "amir" / "00_tiny_lab.ipynb")
+    amir = tiny_lesson()
+    amir.cells[4].source = "To count things.\n\nAnd to *sum* them."
+    nbformat.write(amir, subs / "amir" / "00_tiny.ipynb")
+    (subs / "bea").mkdir()
+    bea = tiny_lesson()
+    del bea.cells[5]  # the second answer cell deleted; the first left as the placeholder
+    nbformat.write(bea, subs / "bea" / "00_tiny.ipynb")
+    grade_here(subs, "--labs", tiny.labs_dir, "--lessons", lessons, "--timeout", "30", "--engine", "kernel",
+               "--jobs", "1", "--output", base / "out")
+    rows, summary = read_gradebook(base / "out")
+    return rows, summary, json.loads((base / "out" / "gradebook.json").read_text(encoding="utf-8"))
+
+
+def test_a_lesson_is_collected_not_graded(reflections_class):
+    rows, summary, _ = reflections_class
+    amir = [(r["lab"], r["check"], r["status"], r["points"], r["earned"], r["detail"]) for r in rows
+            if r["student"] == "amir" and r["lab"] == "00_tiny"]
+    assert amir == [("00_tiny", "think-1", "reflection", "", "", "To count things.\n\nAnd to *sum* them."),
+                    ("00_tiny", "think-2", "not answered", "", "", "")]
+    assert "| amir | 2 / 3 | 2 / 3 |" in summary, "the lesson adds no column and no points"
+    assert "| bea | — | 0 / 3 |" in summary
+    assert "1 lab notebooks graded" in summary and "2 lesson notebooks hold reflections" in summary
+
+
+def test_reflections_show_each_question_and_answer(reflections_class):
+    _, summary, _ = reflections_class
+    part = summary.split("## Reflections")[1]
+    amir = part.split("### amir")[1].split("###")[0]
+    assert "**00_tiny** (`amir/00_tiny.ipynb`): 1 of 2 answered" in amir
+    assert "1. Why add numbers at all?\n\n   > To count things.\n   >\n   > And to *sum* them.\n" in amir
+    assert "2. When does adding overflow?\n\n   *not answered*" in amir
+    bea = part.split("### bea")[1]
+    assert "0 of 2 answered" in bea and "the answer cell for think-2 is missing from this copy" in bea
+
+
+def test_reflections_survive_a_merge(reflections_class, tmp_path):
+    _, _, data = reflections_class
+    (tmp_path / "shard").mkdir()
+    (tmp_path / "shard" / "gradebook.json").write_text(json.dumps(data), encoding="utf-8")
+    course.grade.main(["merge", str(tmp_path / "shard"), "--output", str(tmp_path / "merged")])
+    rows, summary = read_gradebook(tmp_path / "merged")
+    assert [r["status"] for r in rows if r["student"] == "bea"] == ["not answered", "not answered"]
+    assert "> To count things." in summary
