@@ -78,7 +78,8 @@ CHAPTERS: tuple[Chapter, ...] = (
             "keep durable Markdown+YAML notes outside the window that survive hostile ids, odd "
             "content, crashes and concurrent writers, search them in Chinese and English, and feed "
             "them back through GSSC with blockers first",
-            "solutions.notes", ("check_note_id", "render_note", "parse_note", "search_notes")),
+            "solutions.notes", ("check_note_id", "render_note", "parse_note", "search_notes",
+                                "write_atomic")),
     Chapter("07", "terminal_sandbox", "The terminal sandbox and its bypasses",
             "a terminal for the agent: the naive sandbox broken, then hardened",
             "give an agent a terminal for just-in-time retrieval, break a first-word whitelist with "

@@ -11,7 +11,8 @@ Notes are for people, the index is for the machine:
     tool.py      NoteTool: the seven actions
     adapters.py  notes as GSSC packets (Chapter 03) and the tool-call entry point
 
-The lab's exercises are `check_note_id`, `render_note`, `parse_note` and `search_notes`.
+The lab's exercises are `check_note_id`, `render_note`, `parse_note`, `search_notes` and
+`write_atomic`.
 Every public name is importable from `solutions.notes`.
 """
 from solutions.notes.adapters import (ACTIONS, NOTE_PRIORITY, NOTE_SECTION, TOOL_SPEC, as_json,

@@ -4,6 +4,7 @@ Chinese and English, and notes feeding a GSSC context. The index's promises (hea
 files, leftovers, scale) are in test_notes_index.py."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -225,6 +226,33 @@ def test_a_crash_halfway_through_the_data_leaves_the_old_file(tmp_path, monkeypa
         write_atomic(target, "new" * 10_000)
     monkeypatch.setattr(os, "fsync", real_fsync)
     assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["f.md"]
+
+
+def test_the_new_text_is_fsynced_beside_the_target_then_renamed_over_it(tmp_path, monkeypatch):
+    """The protocol lab 06 checks: a .tmp-*.part file in the target's folder, fsynced, then
+    os.replace'd over the target, once."""
+    target = tmp_path / "note-0001.md"
+    target.write_text("old")
+    calls, real_fsync, real_replace = [], os.fsync, os.replace
+
+    def fsync(fd):
+        calls.append(("fsync", os.fstat(fd).st_ino))
+        real_fsync(fd)
+
+    def replace(src, dst):
+        calls.append(("replace", Path(src), Path(dst), os.stat(src).st_ino))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    write_atomic(str(target), "新的\n")
+    renames = [c for c in calls if c[0] == "replace"]
+    assert len(renames) == 1
+    _, source, destination, inode = renames[0]
+    assert destination == target and source.parent == tmp_path
+    assert re.fullmatch(r"\.tmp-[^/]*\.part", source.name)
+    assert ("fsync", inode) in calls[:calls.index(renames[0])]
+    assert target.read_bytes() == "新的\n".encode() and [p.name for p in tmp_path.iterdir()] == [target.name]
 
 
 # --------------------------------------------------------------------------- the index
