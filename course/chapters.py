@@ -96,7 +96,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "measure replace vs append with `cached_tokens`, and see a model trust it: misled by a "
             "wrong counter, a missing field or a poisoned source, and monitored for accuracy",
             "solutions.status_bar", ("update_status", "render_status", "place_status",
-                                     "status_accuracy")),
+                                     "status_accuracy", "self_test")),
     Chapter("09", "skills_and_tool_search", "Skills and tool search",
             "expertise and tools loaded on demand, without breaking the cache",
             "write a SKILL.md and parse it safely, keep a catalogue of skills within a token "

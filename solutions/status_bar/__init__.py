@@ -18,3 +18,4 @@ from solutions.status_bar.render import (CLOSE, OPEN, TODO_MARK, parse_status, r
                                          render_status, status_fields)
 from solutions.status_bar.status import (EVENT_TYPES, TODO_STATUSES, counter_keys, limit_for,
                                          new_status, replay, update_status)
+from solutions.status_bar.self_test import self_test
