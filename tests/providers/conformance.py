@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -29,6 +30,7 @@ class LessonRun:
     failing_cell: int | None  # index in nb.cells of the first cell that raised (or check failed)
     error: str  # "ErrorName: first line of the message", "" when it ran
     requests: int  # chat requests the proxy received while the lesson ran
+    seconds: float = 0.0  # how long it took (JSON only: it depends on the machine)
 
     def verdict(self) -> str:
         if self.ran:
@@ -66,15 +68,16 @@ def run_lab(path: Path, proxy: ProviderProxy) -> LessonRun:
     """Run a lab with its reference solution injected; the first cell or check that fails."""
     from course.labs import load_lab, run_solved
 
-    before = proxy.requests
+    before, start = proxy.requests, time.monotonic()
     with _environment(proxy.environment()):
         outcome = run_solved(load_lab(path), timeout=CELL_TIMEOUT_S)
+    seconds = round(time.monotonic() - start, 1)
     failed = next((r for r in outcome.results if r.status != "passed" and r.kind != "tally"), None)
     if failed is None:
-        return LessonRun(path.stem, proxy.shape, True, None, "", proxy.requests - before)
+        return LessonRun(path.stem, proxy.shape, True, None, "", proxy.requests - before, seconds)
     what = f"check {failed.key!r} {failed.status}" if failed.kind == "check" else failed.status
     return LessonRun(path.stem, proxy.shape, False, failed.index,
-                     f"{what}: {_first_line(failed.error)}", proxy.requests - before)
+                     f"{what}: {_first_line(failed.error)}", proxy.requests - before, seconds)
 
 
 def _first_line(text: str, limit: int = 160) -> str:
@@ -102,8 +105,11 @@ def run_lesson(path: Path, proxy: ProviderProxy, save_to: Path | None = None) ->
                             resources={"metadata": {"path": str(path.parent)}},
                             on_cell_error=on_error)
     env = {**os.environ, **proxy.environment()}
+    start = time.monotonic()
     try:
-        return _run(client, env, path, proxy, failed, before)
+        result = _run(client, env, path, proxy, failed, before)
+        result.seconds = round(time.monotonic() - start, 1)
+        return result
     finally:
         if save_to is not None:
             save_to.mkdir(parents=True, exist_ok=True)
