@@ -119,4 +119,4 @@ def validate_messages(messages) -> list[str]:
 # The self-test (the lab's last exercise): answers, not code.
 def self_test() -> dict:
     """The answers to lab 01's self-test (why each is right: docs/instructors/answer_key.md)."""
-    return {"q1": "b", "q2": 2, "q3": "b", "q4": "c"}
+    return {"q1": "d", "q2": 2, "q3": "d", "q4": "b"}

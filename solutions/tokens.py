@@ -408,4 +408,4 @@ def request_budget(messages, tools=None, window_tokens: int = 128_000, reserved_
 # The self-test (the lab's last exercise): answers, not code.
 def self_test() -> dict:
     """The answers to lab 02's self-test (why each is right: docs/instructors/answer_key.md)."""
-    return {"q1": "b", "q2": 14, "q3": "b", "q4": "b"}
+    return {"q1": "b", "q2": 14, "q3": "a", "q4": "b"}

@@ -3,4 +3,4 @@
 
 def self_test() -> dict:
     """The answers to lab 04's self-test (why each is right: docs/instructors/answer_key.md)."""
-    return {"q1": "b", "q2": "b", "q3": "abdf", "q4": 7}
+    return {"q1": "a", "q2": "c", "q3": "abdf", "q4": 7}

@@ -3,4 +3,4 @@
 
 def self_test() -> dict:
     """The answers to lab 03's self-test (why each is right: docs/instructors/answer_key.md)."""
-    return {"q1": "a", "q2": "b", "q3": "a", "q4": "a", "q5": "b"}
+    return {"q1": "c", "q2": "b", "q3": "a", "q4": "c", "q5": "b"}

@@ -3,4 +3,4 @@
 
 def self_test() -> dict:
     """The answers to lab 07's self-test (why each is right: docs/instructors/answer_key.md)."""
-    return {"q1": "a", "q2": "c", "q3": "a", "q4": "b"}
+    return {"q1": "b", "q2": "c", "q3": "b", "q4": "a"}

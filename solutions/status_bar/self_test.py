@@ -3,4 +3,4 @@
 
 def self_test() -> dict:
     """The answers to lab 08's self-test (why each is right: docs/instructors/answer_key.md)."""
-    return {"q1": "c", "q2": "a", "q3": "b", "q4": "b"}
+    return {"q1": "b", "q2": "a", "q3": "b", "q4": "a"}
