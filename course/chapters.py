@@ -72,14 +72,14 @@ CHAPTERS: tuple[Chapter, ...] = (
             "see prefix caching in the API's own `cached_tokens`, find the habits that break it, "
             "and price full history, compaction and caching over a whole run with dated price "
             "tables and real usage records, including when compaction starts to pay",
-            "solutions.costs", ("price_run", "compaction_schedule", "cache_friendly_request")),
+            "solutions.costs", ("price_run", "compaction_schedule", "cache_friendly_request", "self_test")),
     Chapter("06", "notetool", "NoteTool: structured notes",
             "durable notes kept outside the window and fed back",
             "keep durable Markdown+YAML notes outside the window that survive hostile ids, odd "
             "content, crashes and concurrent writers, search them in Chinese and English, and feed "
             "them back through GSSC with blockers first",
             "solutions.notes", ("check_note_id", "render_note", "parse_note", "search_notes",
-                                "write_atomic")),
+                                "write_atomic", "self_test")),
     Chapter("07", "terminal_sandbox", "The terminal sandbox and its bypasses",
             "a terminal for the agent: the naive sandbox broken, then hardened",
             "give an agent a terminal for just-in-time retrieval, break a first-word whitelist with "

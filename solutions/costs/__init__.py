@@ -47,6 +47,7 @@ from solutions.costs.simulation import (COST_STRATEGIES, Caching, CostStrategy, 
                                         strategy_table)
 from solutions.costs.table import PRICE_COLUMNS, PRICES_CSV, load_price_table, provider_presets
 from solutions.costs.usage import price_usages, usage_request
+from solutions.costs.self_test import self_test
 
 __all__ = [
     "ANTHROPIC_RULES", "BREAKPOINT_PLACES", "ONE_HOUR_WRITE_FACTOR", "TTL_SECONDS", "Breakpoints",
@@ -59,5 +60,5 @@ __all__ = [
     "from_fields",
     "format_strategy_table", "full_history_prompt", "load_price_table", "prefix_only_shared",
     "price_requests", "price_run", "price_usages", "provider_presets", "request_cost", "seed_lab3",
-    "simulate", "step_costs", "strategy_table", "usage_request",
+    "simulate", "step_costs", "strategy_table", "usage_request", "self_test",
 ]

@@ -25,6 +25,7 @@ from solutions.notes.format import (NOTE_TYPES, InvalidNoteId, Note, NoteError,
 from solutions.notes.index import INDEX_DIR, NoteIndex
 from solutions.notes.search import newest_first, search_notes
 from solutions.notes.tool import LEGACY_INDEX, NoteTool, utc_now
+from solutions.notes.self_test import self_test
 
 __all__ = [
     "ACTIONS", "HIGHEST_ID_FILE", "INDEX_DIR", "LEGACY_INDEX", "NOTE_PRIORITY",
@@ -32,5 +33,5 @@ __all__ = [
     "NoteError", "NoteFormatError", "NoteIndex", "NoteNotFound", "NoteTool", "as_json",
     "check_note_id", "file_key", "id_number", "newest_first", "note_path", "note_terms",
     "note_to_packet", "notes_source", "notes_to_packets", "parse_note", "read_note_file",
-    "render_note", "run_action", "search_notes", "utc_now", "write_atomic",
+    "render_note", "run_action", "search_notes", "utc_now", "write_atomic", "self_test",
 ]
