@@ -78,12 +78,10 @@ class TeachingModel:
         return enc.decode_bytes(enc.encode_ordinary(text)[: max(limit - 1, 0)]).decode("utf-8", "ignore")
 
 
-class _Handler(BaseHTTPRequestHandler):
+class JsonHandler(BaseHTTPRequestHandler):
+    """A quiet keep-alive handler that answers in JSON (the teaching model, the test proxies)."""
     protocol_version = "HTTP/1.1"  # keep-alive, as the openai SDK expects
     disable_nagle_algorithm = True  # headers and body go out at once: no 40 ms delayed-ACK stall
-    server_version = "TeachingModel/1"
-    timeout = SOCKET_TIMEOUT_S
-    model: TeachingModel  # set on the subclass made per server
 
     def log_message(self, format, *args):  # quiet: notebooks should not fill with access logs
         pass
@@ -95,6 +93,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+class _Handler(JsonHandler):
+    server_version = "TeachingModel/1"
+    timeout = SOCKET_TIMEOUT_S
+    model: TeachingModel  # set on the subclass made per server
 
     def _error(self, error: RequestError) -> None:
         self._send(error.status, error.body())

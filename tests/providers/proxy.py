@@ -26,10 +26,10 @@ import json
 import threading
 import urllib.error
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 from course.llm.cache import PrefixCache
-from course.llm.server import ServerHandle, TeachingModel
+from course.llm.server import JsonHandler, ServerHandle, TeachingModel
 
 SHAPES = ("ollama", "deepseek", "openai")
 
@@ -92,21 +92,8 @@ def unchecked_reply(body: dict, model: str) -> dict:
                       "total_tokens": prompt + completion}}
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
+class _Handler(JsonHandler):
     proxy: "ProviderProxy"  # set on the subclass made per proxy
-
-    def log_message(self, format, *args):
-        pass
-
-    def _send(self, status: int, payload: dict) -> None:
-        data = json.dumps(payload, ensure_ascii=False).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def _forward(self, method: str, raw: bytes | None) -> tuple[int, dict]:
         url = self.proxy.upstream.base_url.removesuffix("/v1") + self.path
