@@ -22,7 +22,8 @@ The package, one concern per module (this module re-exports all of them):
                 compacted every step)
     breakpoints Breakpoints: explicit caching (Anthropic's cache_control), minimum and TTL
     billing     request_cost, step_costs, price_run, price_requests, cumulative_cost_by_step
-    usage       usage_request, price_usages: the API's own usage records, priced
+    usage       usage_request, bill_usages, price_usages: the API's own usage records, priced
+                (figures a provider does not report stay None and are priced by a stated rule)
     schedule    compaction_schedule: compacting only above a threshold
     simulation  CostStrategy, run_calls, simulate, billed_prices, strategy_table, break-even,
                 seed_lab3
@@ -46,7 +47,8 @@ from solutions.costs.simulation import (COST_STRATEGIES, Caching, CostStrategy, 
                                         format_strategy_table, run_calls, seed_lab3, simulate,
                                         strategy_table)
 from solutions.costs.table import PRICE_COLUMNS, PRICES_CSV, load_price_table, provider_presets
-from solutions.costs.usage import price_usages, usage_request
+from solutions.costs.usage import (UsageBill, UsageNotReported, bill_usages, price_usages,
+                                   usage_request)
 from solutions.costs.self_test import self_test
 
 __all__ = [
@@ -61,4 +63,5 @@ __all__ = [
     "format_strategy_table", "full_history_prompt", "load_price_table", "prefix_only_shared",
     "price_requests", "price_run", "price_usages", "provider_presets", "request_cost", "seed_lab3",
     "simulate", "step_costs", "strategy_table", "usage_request", "self_test",
+    "UsageBill", "UsageNotReported", "bill_usages",
 ]

@@ -13,13 +13,15 @@ from solutions.costs.prices import MILLION, Prices, _check_prices, _tokens
 
 
 class Request(NamedTuple):
-    """One billed call: its tokens, and the agent step it belongs to."""
+    """One billed call: its tokens, and the agent step it belongs to. A Request read from an
+    API's usage (solutions.costs.usage) has None where the provider did not report a figure;
+    pricing one needs the figure filled in by a stated rule first (usage.bill_usages does)."""
 
     step: int
     prompt_tokens: int
-    cached_tokens: int = 0
-    completion_tokens: int = 0
-    cache_write_tokens: int = 0
+    cached_tokens: int | None = 0
+    completion_tokens: int | None = 0
+    cache_write_tokens: int | None = 0
     kind: str = "agent"  # "agent", or "summary" for a compaction's summarising call
 
 
