@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from course.paths import DATA_DIR
+from course.usage import NOT_REPORTED, read_usage
 from solutions.compaction import ModelSummarizer, check_pairing
 from solutions.costs import SEED_PRICES, price_usages
 from solutions.production_compaction import (LAYERS, LayeredCompactor, ResultStore, Settings,
@@ -160,14 +161,19 @@ class Measurement:
 
     @property
     def sent_prompt(self) -> int:
-        return sum(u.prompt_tokens for u in self.usages)
+        return sum(read_usage(u).prompt for u in self.usages)
 
     @property
-    def sent_cached(self) -> int:
-        return sum((u.prompt_tokens_details.cached_tokens or 0) for u in self.usages)
+    def sent_cached(self) -> int | None:
+        """Cached tokens over every request; None if any usage did not report them."""
+        cached = [read_usage(u).cached for u in self.usages]
+        return None if None in cached else sum(cached)
 
     @property
-    def hit_rate(self) -> float:
+    def hit_rate(self) -> float | None:
+        """Share of the prompt tokens read from the cache; None when that was not reported."""
+        if self.sent_cached is None:
+            return None
         return self.sent_cached / self.sent_prompt if self.sent_prompt else 0.0
 
     @property
@@ -205,7 +211,8 @@ def replay_config(run: Run, config: str, layers, client, model, stride: int = ST
         if j % stride == 0 or j == len(steps):
             usage = client.chat.completions.create(model=model, messages=context,
                                                    tools=run.tools).usage
-            m.sent.append((j, usage.prompt_tokens, usage.prompt_tokens_details.cached_tokens or 0))
+            read = read_usage(usage)  # cached None: not reported by the provider
+            m.sent.append((j, read.prompt, read.cached))
             m.usages.append(usage)
     if isinstance(summarize, CountingSummarizer):
         m.usages.extend(summarize.usages)
@@ -232,9 +239,12 @@ def config_table(results: dict) -> str:
     rows = [f"{'configuration':<24} {'input tokens':>12} {'peak':>7} {'over':>5} {'sent':>9} "
             f"{'hit rate':>8} {'cost $':>8} {'probes':>7} {'again':>5} {'dropped':>7}"]
     for name, m in results.items():
+        hit_rate = "n/r" if m.hit_rate is None else f"{m.hit_rate:.0%}"
         rows.append(f"{name:<24} {m.input_tokens:>12,} {max(m.sizes):>7,} {m.over_window:>5} "
-                    f"{m.sent_prompt:>9,} {m.hit_rate:>8.0%} {m.cost:>8.4f} "
+                    f"{m.sent_prompt:>9,} {hit_rate:>8} {m.cost:>8.4f} "
                     f"{m.answered:>3}/{len(m.probes):<3} {m.called_again:>5} {m.dropped_turns:>7}")
+    if any(m.hit_rate is None for m in results.values()):
+        rows.append(f"n/r: cached tokens {NOT_REPORTED}; its cost prices them as uncached")
     return "\n".join(rows)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course.paths import DATA_DIR
+from course.usage import read_usage
 from lesson_support.cache_experiment import expected_cached_tokens
 from solutions.costs import OPENAI_RULES
 from solutions.skills import (Skill, SkillError, add_tools, build_catalog, catalog_line,
@@ -225,11 +226,11 @@ def search_tools(query: str, catalogue: list[dict], limit: int = 3,
 
 
 # ------------------------------------------------------------------ cache measurements
-def usage_of(completion) -> tuple[int, int]:
-    """(prompt_tokens, cached_tokens) of a completion."""
-    usage = completion.usage
-    details = getattr(usage, "prompt_tokens_details", None)
-    return usage.prompt_tokens, (getattr(details, "cached_tokens", 0) or 0)
+def usage_of(completion) -> tuple[int | None, int | None]:
+    """(prompt_tokens, cached_tokens) of a completion, read by course.usage.read_usage: None
+    where the provider does not report the figure (cached tokens on Ollama), never 0."""
+    usage = read_usage(completion.usage)
+    return usage.prompt, usage.cached
 
 
 def ask(client, model: str, messages: list[dict], tools: list[dict] | None = None, **extra):
@@ -332,8 +333,8 @@ class ToolRun:
 class Step:
     request: int          # which request of the session (1-based)
     tools: int            # how many tools the call offered (the list only grows: run.tools[:tools])
-    prompt_tokens: int
-    cached_tokens: int
+    prompt_tokens: int | None
+    cached_tokens: int | None  # None: not reported by the provider
     calls: list           # [(name, args)]
     answer: str | None
     completion: object    # the raw completion, for course.llm.explain

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from course.paths import DATA_DIR
+from course.usage import read_usage
 from solutions.status_bar import (events_from_messages, new_status, place_status, render_status,
                                   replay, stamp)
 from solutions.tokens import count_request_tokens
@@ -166,7 +167,9 @@ def replay_usage(run: Run, client, model: str, placement: str, mode: str = "repl
                  max_tokens: int = 64, requests: int | None = None, every: int = 1) -> list[dict]:
     """Send every request of the run (then the follow-up) under one strategy, or only the first
     `requests`; one usage record per request: {"request", "prompt_tokens", "cached_tokens",
-    "completion_tokens"}."""
+    "completion_tokens"}, read by course.usage.read_usage (None: not reported by the provider,
+    e.g. cached_tokens on Ollama). `max_tokens` is sent as max_completion_tokens, the parameter
+    every provider accepts (OpenAI's reasoning models refuse max_tokens)."""
     records = []
     last = run.n_requests + 1 if requests is None else min(requests, run.n_requests + 1)
     for j in range(1, last + 1):
@@ -174,12 +177,10 @@ def replay_usage(run: Run, client, model: str, placement: str, mode: str = "repl
         messages = request_messages(run, run.n_requests + 1 if follow else j, placement, mode,
                                     follow_up=follow, every=every)
         reply = client.chat.completions.create(model=model, messages=messages, tools=run.tools,
-                                               max_tokens=max_tokens)
-        usage = reply.usage
-        details = getattr(usage, "prompt_tokens_details", None)
-        records.append({"request": j, "prompt_tokens": usage.prompt_tokens,
-                        "cached_tokens": getattr(details, "cached_tokens", 0) or 0,
-                        "completion_tokens": usage.completion_tokens})
+                                               max_completion_tokens=max_tokens)
+        usage = read_usage(reply.usage)
+        records.append({"request": j, "prompt_tokens": usage.prompt,
+                        "cached_tokens": usage.cached, "completion_tokens": usage.completion})
     return records
 
 
