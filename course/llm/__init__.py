@@ -10,6 +10,7 @@ answer every run. Set these environment variables to use a real provider instead
 
     client()       -> openai.OpenAI for the configured model
     model_name()   -> the model name to pass to chat.completions.create
+    provider_configured() -> True when COURSE_LLM_API_KEY points the course at a real provider
     serve()        -> a private teaching model (fresh prompt cache), e.g. for measurements
     explain(c)     -> why the teaching model gave completion `c` (its `teaching_trace`, a field
                       no real provider sends; for one of theirs it says so)
@@ -32,6 +33,13 @@ _lock = threading.Lock()
 
 def using_real_provider() -> bool:
     return bool(os.environ.get(ENV_KEY))
+
+
+def provider_configured() -> bool:
+    """True when a real provider is configured (COURSE_LLM_API_KEY is set): then `client()`
+    reaches it, and an experiment that needs the teaching model's private cache can run the
+    same requests on the provider too. Read at call time, so a changed environment counts."""
+    return using_real_provider()
 
 
 def model_name() -> str:

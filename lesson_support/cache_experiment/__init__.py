@@ -4,7 +4,9 @@ Lesson support, not an answer: the experiment lesson 05 runs (lab 05 asks for pr
 lives in solutions.costs).
 
 A provider reuses its work for the longest prefix a new request shares, token for token, with
-an earlier one, and reports it in `usage.prompt_tokens_details.cached_tokens`. An agent run is
+an earlier one, and reports it in the usage record (OpenAI's
+`prompt_tokens_details.cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`; Ollama not at all),
+which this package reads only through `course.usage.read_usage`. An agent run is
 ideal for this: request N is request N-1 plus one more step, as long as nothing earlier in the
 request changes. This module replays one scripted agent run (the same steps for everybody, so
 the runs are comparable) under several ways of building the requests, sends every request to

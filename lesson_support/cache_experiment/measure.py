@@ -1,20 +1,24 @@
 """Measuring: send a scripted run to an OpenAI-compatible endpoint, record what its usage
-reports per call next to our own prediction of the cached prefix, and tabulate the hit rates."""
+reports per call next to our own prediction of the cached prefix, and tabulate the hit rates.
+
+Usage is read only through `course.usage.read_usage`, so every provider shape works; a figure the
+provider does not report is None (shown as "not reported by this provider"), never 0."""
 from __future__ import annotations
 
 from typing import NamedTuple
 
 from lesson_support.cache_experiment.building import STRATEGIES, _RunState, build_request
 from lesson_support.cache_experiment.script import scripted_steps
-from solutions.costs import OPENAI_RULES, CacheRules, usage_request
+from course.usage import describe, read_usage
+from solutions.costs import OPENAI_RULES, CacheRules
 from solutions.tokens import request_token_ids
 
 
 class RequestRecord(NamedTuple):
     call: int               # 1-based call number in the run
-    prompt_tokens: int      # reported by the API
-    cached_tokens: int      # reported by the API
-    completion_tokens: int  # reported by the API
+    prompt_tokens: int | None      # reported by the API (None: not reported)
+    cached_tokens: int | None      # reported by the API (None: not reported, e.g. Ollama)
+    completion_tokens: int | None  # reported by the API
     counted_tokens: int     # count_request_tokens of the request we sent
     expected_cached: int    # our own prediction: longest shared prefix under `rules`
 
@@ -46,11 +50,12 @@ def run_strategy(client, strategy: str, model: str | None = None, steps: int = 1
     for k in range(steps):
         messages, tools = build_request(strategy, k, script, state)
         ids = request_token_ids(messages, tools)
+        # max_completion_tokens: OpenAI's reasoning models refuse the older max_tokens
         response = client.chat.completions.create(model=model, messages=messages, tools=tools,
-                                                  max_tokens=64)
-        usage = usage_request(response.usage, k + 1)  # OpenAI's or DeepSeek's usage shape
+                                                  max_completion_tokens=64)
+        usage = read_usage(response.usage)  # any provider's shape; None where not reported
         records.append(RequestRecord(
-            k + 1, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens, len(ids),
+            k + 1, usage.prompt, usage.cached, usage.completion, len(ids),
             expected_cached_tokens(sent, ids, rules)))
         sent.append(ids)
     return records
@@ -63,15 +68,25 @@ def measure_strategies(client, model: str | None = None, strategies=None, steps:
     return {name: run_strategy(client, name, model, steps, rules) for name in names}
 
 
+def _total(values) -> int | None:
+    """The sum, or None if any call's figure was not reported (a partial sum would mislead)."""
+    values = list(values)
+    return None if any(v is None for v in values) else sum(values)
+
+
 def hit_rate_table(measurements: dict[str, list[RequestRecord]]) -> list[dict]:
-    """One row per strategy: prompt and cached tokens summed over the run, and the hit rate."""
+    """One row per strategy: prompt and cached tokens summed over the run, and the hit rate.
+    A figure the provider does not report stays None, and so do the figures computed from it."""
     rows = []
     for name, records in measurements.items():
-        prompt = sum(r.prompt_tokens for r in records)
-        cached = sum(r.cached_tokens for r in records)
+        prompt = _total(r.prompt_tokens for r in records)
+        cached = _total(r.cached_tokens for r in records)
+        known = prompt is not None and cached is not None
         rows.append({"strategy": name, "calls": len(records), "prompt_tokens": prompt,
-                     "cached_tokens": cached, "hit_rate": cached / prompt if prompt else 0.0,
-                     "calls_with_hits": sum(1 for r in records if r.cached_tokens),
+                     "cached_tokens": cached,
+                     "hit_rate": (cached / prompt if prompt else 0.0) if known else None,
+                     "calls_with_hits": (sum(1 for r in records if r.cached_tokens)
+                                         if cached is not None else None),
                      "last_prompt": records[-1].prompt_tokens if records else 0})
     return rows
 
@@ -80,6 +95,10 @@ def format_hit_rate_table(rows: list[dict]) -> str:
     lines = [f"{'strategy':<28} {'prompt tokens':>13} {'cached':>8} {'hit rate':>8} "
              f"{'calls hit':>9}"]
     for r in rows:
+        if r["cached_tokens"] is None or r["prompt_tokens"] is None:
+            lines.append(f"{r['strategy']:<28} {describe(r['prompt_tokens']):>13} "
+                         f"cached: {describe(r['cached_tokens'])}")
+            continue
         lines.append(f"{r['strategy']:<28} {r['prompt_tokens']:>13,} {r['cached_tokens']:>8,} "
                      f"{r['hit_rate']:>8.1%} {r['calls_with_hits']:>4}/{r['calls']:<4}")
     return "\n".join(lines)
@@ -96,6 +115,7 @@ def plot_hit_rates(rows: list[dict], ax=None):
     """Horizontal bars of the cache hit rate per strategy, best at the top, each labelled."""
     import matplotlib.pyplot as plt
 
+    rows = [r for r in rows if r["hit_rate"] is not None]  # no bar for a figure not reported
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 3.5))
     ordered = sorted(rows, key=lambda r: r["hit_rate"])
