@@ -139,3 +139,31 @@ def test_bad_input():
         K.build_request("cache nothing", 0, K.scripted_steps(2))
     with pytest.raises(ValueError):
         K.scripted_steps(0)
+
+
+def test_a_provider_that_reports_no_cache_gives_none_not_zero():
+    # Ollama's usage has no cache field: read_usage gives None, and the table must say so.
+    records = [K.RequestRecord(1, 1300, None, 5, 1300, 0), K.RequestRecord(2, 1800, None, 5, 1800, 1152)]
+    row = K.hit_rate_table({"append-only": records})[0]
+    assert row["prompt_tokens"] == 3100
+    assert row["cached_tokens"] is None and row["hit_rate"] is None
+    assert "not reported by this provider" in K.format_hit_rate_table([row])
+
+
+def test_requests_send_max_completion_tokens():
+    sent = []
+
+    class Completions:
+        def create(self, **kwargs):
+            sent.append(kwargs)
+
+            class Response:
+                usage = {"prompt_tokens": 10, "completion_tokens": 1}
+            return Response()
+
+    class Client:
+        chat = type("Chat", (), {"completions": Completions()})()
+
+    records = K.run_strategy(Client(), "append-only", model="m", steps=2)
+    assert all("max_completion_tokens" in s and "max_tokens" not in s for s in sent)
+    assert [r.cached_tokens for r in records] == [None, None]
