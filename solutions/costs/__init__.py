@@ -47,8 +47,8 @@ from solutions.costs.simulation import (COST_STRATEGIES, Caching, CostStrategy, 
                                         format_strategy_table, run_calls, seed_lab3, simulate,
                                         strategy_table)
 from solutions.costs.table import PRICE_COLUMNS, PRICES_CSV, load_price_table, provider_presets
-from solutions.costs.usage import (UsageBill, UsageNotReported, bill_usages, price_usages,
-                                   usage_request)
+from solutions.costs.usage import (PRICED_AS, WARNED, UsageBill, UsageNotReported, bill_usages,
+                                   not_reported, price_usages, usage_request)
 from solutions.costs.self_test import self_test
 
 __all__ = [
@@ -63,5 +63,5 @@ __all__ = [
     "format_strategy_table", "full_history_prompt", "load_price_table", "prefix_only_shared",
     "price_requests", "price_run", "price_usages", "provider_presets", "request_cost", "seed_lab3",
     "simulate", "step_costs", "strategy_table", "usage_request", "self_test",
-    "UsageBill", "UsageNotReported", "bill_usages",
+    "PRICED_AS", "UsageBill", "UsageNotReported", "WARNED", "bill_usages", "not_reported",
 ]
