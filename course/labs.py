@@ -60,7 +60,6 @@ def imports_answers(source: str) -> bool:
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == LESSON_SUPPORT:
             names = [a.name for a in node.names]
         elif isinstance(node, ast.Import):
-            names = None
             modules = [a.name for a in node.names if a.name.split(".")[0] == LESSON_SUPPORT]
             if any(_holds_answers(m, None) for m in modules):
                 return True

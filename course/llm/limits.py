@@ -47,10 +47,9 @@ def _key_text(value) -> str:
     return " ".join(re.sub(r"[^\w -]", "_", str(value)).lower().split())
 
 
-def call_to_repeat(ctx: Context) -> Call | None:
-    """The latest visible call of the tool the request names; when it names no offered tool,
+def call_to_repeat(ctx: Context, named: list[str]) -> Call | None:
+    """The latest visible call of the tools the request names (`named`); when it names none,
     the latest visible call of any tool. None when there is no such call in the window."""
-    named = [name for name in ctx.by_name if _word(ctx.request, name)]
     calls = [c for c in ctx.calls if c.name in named] if named else ctx.calls
     return calls[-1] if calls else None
 
@@ -83,7 +82,7 @@ def limit_in_system_prompt(ctx: Context, tool: str) -> tuple[int, int, str] | No
 
 
 def _decline(ctx: Context, call: Call, why: str, reason: str, evidence) -> Decision | None:
-    target = _targets(call)[0] if _targets(call) else call.name
+    target = next(iter(_targets(call)), call.name)
     return ctx.answer("own_state", f"asked to use {call.name} again; {why}: declined",
                       f"I will not use {call.name} again for {target}: {reason}. "
                       f"That is the limit I work under, so I am stopping here. Next best step: I can "
@@ -95,9 +94,10 @@ def rule_call_again(ctx: Context, status: tuple[int, dict] | None) -> Decision |
     """A request to call again: repeat the latest matching call unless a limit forbids it."""
     if not AGAIN.search(ctx.request):
         return None
-    if not ACT_AGAIN.search(ctx.request) and not any(_word(ctx.request, name) for name in ctx.by_name):
+    named = [name for name in ctx.by_name if _word(ctx.request, name)]
+    if not named and not ACT_AGAIN.search(ctx.request):
         return None
-    call = call_to_repeat(ctx)
+    call = call_to_repeat(ctx, named)
     if call is None:
         ctx.note("own_state", "asked to do something again, but no earlier call of that kind is "
                               "visible to repeat", [ctx.last_user])
