@@ -5,13 +5,20 @@ Lessons run in a fresh kernel and must not raise; labs run with the reference so
 is whether every cell runs, and which cell fails first if one does. `requests` is how many chat
 requests reached the proxy: a lesson that measures a model but sends it nothing has measured
 the teaching model instead.
+
+A figure labelled as the provider's must come from the provider: every output line that names
+the provider's model and holds a number must be printed by a cell during which the proxy
+received a request (`mislabelled_cells`). A cell that prints the provider's name beside a
+figure the teaching model produced (serve() only) is reported there.
 """
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from course.paths import REPO_ROOT
@@ -31,11 +38,15 @@ class LessonRun:
     error: str  # "ErrorName: first line of the message", "" when it ran
     requests: int  # chat requests the proxy received while the lesson ran
     seconds: float = 0.0  # how long it took (JSON only: it depends on the machine)
+    # cells that print a figure beside the provider's model name but sent the provider nothing
+    mislabelled: list[int] = field(default_factory=list)
 
     def verdict(self) -> str:
+        wrong = (f"; provider-labelled figures from cells that sent it nothing: {self.mislabelled}"
+                 if self.mislabelled else "")
         if self.ran:
-            return f"ran ({self.requests} req)"
-        return f"cell {self.failing_cell}: {self.error}"
+            return f"ran ({self.requests} req){wrong}"
+        return f"cell {self.failing_cell}: {self.error}{wrong}"
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -109,6 +120,8 @@ def run_lesson(path: Path, proxy: ProviderProxy, save_to: Path | None = None) ->
     try:
         result = _run(client, env, path, proxy, failed, before)
         result.seconds = round(time.monotonic() - start, 1)
+        result.mislabelled = mislabelled_cells(nb, proxy.environment()["COURSE_LLM_MODEL"],
+                                               proxy.request_times)
         return result
     finally:
         if save_to is not None:
@@ -129,3 +142,36 @@ def _run(client, env, path, proxy, failed, before) -> LessonRun:
                          f"{type(exc).__name__}: {_first_line(str(exc))}",
                          proxy.requests - before)
     return LessonRun(path.stem, proxy.shape, True, None, "", proxy.requests - before)
+
+
+def _output_text(cell) -> str:
+    parts = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream":
+            parts.append(output.get("text", ""))
+        elif "data" in output:
+            parts.append(output["data"].get("text/plain", ""))
+    return "".join(parts)
+
+
+def _when(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def mislabelled_cells(nb, model: str, request_times: list[datetime]) -> list[int]:
+    """Indexes of executed cells with an output line naming `model` and a number, during whose
+    execution no request reached the provider: their "provider" figures came from elsewhere."""
+    wrong = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        labelled = [line for line in _output_text(cell).splitlines()
+                    if model in line and re.search(r"\d", line.replace(model, ""))]
+        timing = cell.get("metadata", {}).get("execution", {})
+        began, ended = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
+        if not labelled or not began or not ended:
+            continue
+        began, ended = _when(began), _when(ended)
+        if not any(began <= t <= ended for t in request_times):
+            wrong.append(index)
+    return wrong

@@ -18,12 +18,14 @@ No shape sends the teaching model's `teaching_trace`: real providers have no suc
 It imitates the shape of answers, not any provider's model, prices or limits.
 
 Standard library only, like course/llm/server.py. `proxy.requests` counts the chat requests
-it received, so a test can tell whether a lesson reached "the provider" at all.
+it received, so a test can tell whether a lesson reached "the provider" at all, and
+`proxy.request_times` when, so it can tell which notebook cell sent them.
 """
 from __future__ import annotations
 
 import json
 import threading
+from datetime import datetime, timezone
 import urllib.error
 import urllib.request
 from http.server import ThreadingHTTPServer
@@ -142,6 +144,7 @@ class ProviderProxy:
             raise ValueError(f"unknown shape {shape!r}: expected one of {', '.join(SHAPES)}")
         self.shape = shape
         self.requests = 0
+        self.request_times: list[datetime] = []  # when each chat request arrived (UTC)
         self._lock = threading.Lock()
         self.upstream = _upstream_for(shape)
         handler = type("Handler", (_Handler,), {"proxy": self})
@@ -154,6 +157,7 @@ class ProviderProxy:
     def count(self) -> None:
         with self._lock:
             self.requests += 1
+            self.request_times.append(datetime.now(timezone.utc))
 
     @property
     def base_url(self) -> str:

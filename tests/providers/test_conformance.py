@@ -1,5 +1,6 @@
 """Every lesson runs top to bottom, and every lab passes its checks with the reference solution,
-against each provider shape (tests/providers/proxy.py).
+against each provider shape (tests/providers/proxy.py), and no lesson prints a figure under the
+provider's name that the provider did not produce.
 
 Slow (every lesson three times), so not part of the default suite: enable it with
 COURSE_CONFORMANCE=1, e.g.
@@ -32,6 +33,10 @@ def test_lesson_runs_against_the_shape(lesson, shape):
         result = run_lesson(lesson, proxy)
     assert result.ran, (f"{lesson.name} under the {shape} shape fails in cell "
                         f"{result.failing_cell}: {result.error}")
+    assert not result.mislabelled, (
+        f"{lesson.name} under the {shape} shape prints figures beside the provider's model name "
+        f"in cells {result.mislabelled}, which sent the provider no request: label them with "
+        f"the model that produced them (course.llm.fresh_targets)")
 
 
 @pytest.mark.parametrize("shape", SHAPES)

@@ -45,3 +45,26 @@ def test_the_table():
         "| lesson | ollama | deepseek | openai |",
         "|---|---|---|---|",
         "| 01_a | ran (3 req) | — | cell 4: BadRequestError: x \\| y |"]
+
+
+MISLABEL = """import course.llm
+with course.llm.serve() as server:  # the teaching model answers...
+    reply = server.client().chat.completions.create(
+        model=course.llm.model_name(), messages=[{"role": "user", "content": "Say hello."}])
+print(f"prompt {reply.usage.prompt_tokens} [{course.llm.model_name()}]")  # ...under the provider's name"""
+
+LABELLED = """import course.llm
+from course.usage import read_usage
+with course.llm.fresh_targets() as targets:
+    for target in targets:
+        usage = read_usage(target.create(messages=[{"role": "user", "content": "Say hello."}]).usage)
+        print(f"prompt {usage.prompt} [{target.label}]")"""
+
+
+def test_a_figure_printed_under_the_providers_name_must_come_from_the_provider(tmp_path):
+    with ProviderProxy("openai") as proxy:
+        result = run_lesson(notebook(tmp_path, "print('configured:', 'openai-shaped-model')",
+                                     MISLABEL, LABELLED), proxy)
+    assert result.ran and result.requests == 1
+    assert result.mislabelled == [2]  # cell 1 has no figure; cell 3 asked the provider itself
+    assert "provider-labelled figures from cells that sent it nothing: [2]" in result.verdict()
