@@ -10,13 +10,14 @@ from __future__ import annotations
 import dataclasses
 import html
 
-from solutions.costs import (ANTHROPIC_RULES, COST_STRATEGIES, EXACT, OPENAI_RULES, SEED_RUN,
-                             Breakpoints, Caching, CostStrategy, Prices, Run, billed_prices,
+from solutions.costs import (ANTHROPIC_RULES, COST_STRATEGIES, DEEPSEEK_RULES, EXACT, OPENAI_RULES,
+                             SEED_RUN, Breakpoints, Caching, CostStrategy, Prices, Run, billed_prices,
                              break_even_step, cumulative_cost_by_step, default_threshold,
                              full_history_prompt, provider_presets, simulate, strategy_table)
 
 RULES = {"every shared token (as the study guide)": EXACT,
          "1,024 minimum, 128-token blocks (OpenAI)": OPENAI_RULES,
+         "64-token units (DeepSeek)": DEEPSEEK_RULES,
          "Anthropic: prefix + end marked, 5-min TTL": ANTHROPIC_RULES,
          "Anthropic: prefix + end marked, 1-hour TTL": dataclasses.replace(ANTHROPIC_RULES,
                                                                            ttl="1h")}

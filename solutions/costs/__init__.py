@@ -38,8 +38,8 @@ from solutions.costs.breakpoints import (ANTHROPIC_RULES, BREAKPOINT_PLACES,
 from solutions.costs.cache_friendly import cache_friendly_request, stable_tools
 from solutions.costs.prices import (MILLION, PER_TOKEN_SUSPECT, PRICE_FIELDS, SEED_PRICE_FIELDS,
                                     SEED_PRICES, Prices, from_fields)
-from solutions.costs.run import (EXACT, OPENAI_RULES, RUN_FIELDS, SEED_RUN, SEED_RUN_FIELDS,
-                                 Call, CacheRules, Run, append_only_shared, as_run,
+from solutions.costs.run import (DEEPSEEK_RULES, EXACT, OPENAI_RULES, RUN_FIELDS, SEED_RUN,
+                                 SEED_RUN_FIELDS, Call, CacheRules, Run, append_only_shared, as_run,
                                  compacted_prompt, full_history_prompt, prefix_only_shared)
 from solutions.costs.schedule import Schedule, compaction_schedule, default_threshold
 from solutions.costs.simulation import (COST_STRATEGIES, Caching, CostStrategy, billed_prices,
@@ -54,7 +54,8 @@ from solutions.costs.self_test import self_test
 __all__ = [
     "ANTHROPIC_RULES", "BREAKPOINT_PLACES", "ONE_HOUR_WRITE_FACTOR", "TTL_SECONDS", "Breakpoints",
     "Call", "Caching", "billed_prices", "run_calls",
-    "COST_STRATEGIES", "EXACT", "MILLION", "OPENAI_RULES", "PER_TOKEN_SUSPECT", "PRICE_COLUMNS",
+    "COST_STRATEGIES", "DEEPSEEK_RULES", "EXACT", "MILLION", "OPENAI_RULES", "PER_TOKEN_SUSPECT",
+    "PRICE_COLUMNS",
     "PRICE_FIELDS", "PRICES_CSV", "RUN_FIELDS", "SEED_PRICE_FIELDS", "SEED_PRICES", "SEED_RUN",
     "SEED_RUN_FIELDS", "CacheRules", "CostStrategy", "Prices", "Request", "Run", "Schedule",
     "append_only_shared", "as_run", "break_even_step", "compacted_prompt", "compaction_break_even",

@@ -90,6 +90,7 @@ class CacheRules:
 
 EXACT = CacheRules()                       # the seed's idealisation: every shared token counts
 OPENAI_RULES = CacheRules(minimum=1024, block=128)  # also the teaching model's rules
+DEEPSEEK_RULES = CacheRules(minimum=64, block=64)   # DeepSeek's disk cache: 64-token units
 
 
 def full_history_prompt(step: int, run: Run = SEED_RUN) -> int:

@@ -219,6 +219,13 @@ def test_cache_rules_round_down_to_blocks_and_ignore_short_prefixes():
         C.CacheRules(block=0)
 
 
+def test_deepseek_reports_64_token_units_from_64_tokens_on():
+    assert C.DEEPSEEK_RULES.cached(63) == 0
+    assert C.DEEPSEEK_RULES.cached(700) == 640  # OpenAI's rules report nothing below 1,024
+    assert C.OPENAI_RULES.cached(700) == 0
+    assert C.DEEPSEEK_RULES.cached(1279) == 1216 > C.OPENAI_RULES.cached(1279) == 1152
+
+
 def test_write_premium_raises_cached_strategies_but_not_the_uncached_one():
     plain = C.Prices(5.0, 0.5, 25.0)
     premium = C.Prices(5.0, 0.5, 25.0, cache_write=6.25)
