@@ -12,7 +12,8 @@ request to a private teaching model and rewrites the answer the way one provider
     openai    prompt_tokens_details.cached_tokens kept               system_fingerprint set;
                                                                      `max_tokens` refused with a
                                                                      400, as by OpenAI's
-                                                                     reasoning models
+                                                                     reasoning models; a broken
+                                                                     history's 400 has code null
 
 No shape sends the teaching model's `teaching_trace`: real providers have no such field.
 It imitates the shape of answers, not any provider's model, prices or limits.
@@ -94,6 +95,14 @@ def unchecked_reply(body: dict, model: str) -> dict:
                       "total_tokens": prompt + completion}}
 
 
+def without_code(payload: dict) -> dict:
+    """A pairing 400 as OpenAI sends it: the message says what is wrong, `code` is null (the
+    teaching model names the problem in `code` too; lessons must not rely on that)."""
+    error = dict(payload.get("error") or {})
+    error.update(code=None, type="invalid_request_error", param="messages")
+    return {"error": error}
+
+
 class _Handler(JsonHandler):
     proxy: "ProviderProxy"  # set on the subclass made per proxy
 
@@ -125,6 +134,8 @@ class _Handler(JsonHandler):
         code = (payload.get("error") or {}).get("code") if isinstance(payload, dict) else None
         if shape == "ollama" and status == 400 and code in PAIRING_CODES:
             self._send(200, unchecked_reply(body, body.get("model", "")))
+        elif shape == "openai" and status == 400 and code in PAIRING_CODES:
+            self._send(400, without_code(payload))
         elif status == 200:
             self._send(200, reshape(payload, shape))
         else:

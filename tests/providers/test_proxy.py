@@ -89,6 +89,13 @@ def test_other_shapes_refuse_a_broken_history(shape):
             proxy.client().chat.completions.create(model="m", messages=BROKEN)
 
 
+def test_openai_names_a_broken_history_in_its_message_not_its_code():
+    with ProviderProxy("openai") as proxy:
+        with pytest.raises(openai.BadRequestError) as refused:
+            proxy.client().chat.completions.create(model="m", messages=BROKEN)
+    assert refused.value.code is None and "call_1" in refused.value.message
+
+
 def test_other_errors_pass_through_unchanged():
     with ProviderProxy("ollama") as proxy:
         with pytest.raises(openai.BadRequestError, match="tool_choice"):
