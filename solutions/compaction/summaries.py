@@ -102,8 +102,10 @@ class ModelSummarizer:
     The request is the conversation prefix exactly as it was sent before (same messages, same
     tools) with the compaction instruction appended as one more user message. The provider has
     that prefix cached from the agent's last step, so the summary request is mostly cache hits
-    (`last_usage.prompt_tokens_details.cached_tokens` shows how many). `tool_choice="none"`
-    keeps the tools in the prefix without letting the model call them.
+    (`course.usage.read_usage(last_usage).cached` shows how many, where the provider reports
+    it). `tool_choice="none"` keeps the tools in the prefix without letting the model call them.
+    `max_tokens` is sent as `max_completion_tokens`, the name every current provider accepts
+    (OpenAI's reasoning models refuse `max_tokens`).
     """
 
     def __init__(self, client, model: str, tools: list[dict] | None = None,
@@ -119,7 +121,7 @@ class ModelSummarizer:
         if self.tools:
             kwargs["tools"], kwargs["tool_choice"] = self.tools, "none"
         if self.max_tokens:
-            kwargs["max_tokens"] = self.max_tokens
+            kwargs["max_completion_tokens"] = self.max_tokens
         return kwargs
 
     def __call__(self, prefix: list[dict]) -> str:

@@ -415,3 +415,8 @@ def test_replay_sizes_match_direct_counts(long_run, tools):
             context = shrink(context)
         steps.append(count_request_tokens(context, tools))
     assert steps == run.sizes and peaks == run.peaks
+
+
+def test_the_summary_limit_is_sent_under_the_name_every_provider_accepts(client):
+    request = ModelSummarizer(client, MODEL, max_tokens=300).request([{"role": "user", "content": "hi"}])
+    assert request["max_completion_tokens"] == 300 and "max_tokens" not in request
