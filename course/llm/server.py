@@ -28,7 +28,7 @@ class TeachingModel:
     """The model behind the server: stateless answers plus a prompt cache."""
 
     def __init__(self, cache: PrefixCache | None = None):
-        self.cache = cache or PrefixCache()
+        self.cache = cache if cache is not None else PrefixCache()  # an empty cache is falsy
 
     def complete(self, body) -> dict:
         decision, ctx = decide(body)  # validates first: RequestError (HTTP 400) on a problem

@@ -120,3 +120,14 @@ def test_unknown_shape_is_refused():
         ProviderProxy("anthropic")
     with pytest.raises(ValueError, match="ollama, deepseek, openai"):
         reshape({"usage": {}}, "anthropic")
+
+
+def test_the_deepseek_shape_caches_in_64_token_units():
+    with ProviderProxy("deepseek") as proxy:
+        assert (proxy.upstream.model.cache.block, proxy.upstream.model.cache.minimum) == (64, 64)
+        client = proxy.client()
+        short = [{"role": "system", "content": "Answer from the documents only. " * 40},
+                 {"role": "user", "content": "What does the cache keep?"}]
+        first, second = (client.chat.completions.create(model="m", messages=short) for _ in range(2))
+    usage = read_usage(second.usage)
+    assert 64 <= usage.cached < 1024 and usage.cached % 64 == 0  # OpenAI's rules would say 0
