@@ -4,10 +4,13 @@ review of a skill's body, tool search over the catalogue, and the cache measurem
 The answers (parse_skill, build_catalog, load_skill, add_tools) are in `solutions.skills`;
 what is here is what the lesson needs around them. Every measurement talks to a model through
 an `openai` client the caller passes in, so the lesson can use a private teaching model with a
-clean prompt cache.
+clean prompt cache, and send the same requests to a configured provider beside it. A provider's
+model follows no documented rule: `try_session` runs its sessions without trusting its replies
+(any tool, bad JSON, a refusal, an error status) and the formatters print what it did.
 """
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
@@ -16,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course.paths import DATA_DIR
-from course.usage import read_usage
+from course.usage import NOT_REPORTED, describe, read_usage
 from lesson_support.cache_experiment import expected_cached_tokens
 from solutions.costs import OPENAI_RULES
 from solutions.skills import (Skill, SkillError, add_tools, build_catalog, catalog_line,
@@ -340,25 +343,33 @@ class Step:
     completion: object    # the raw completion, for course.llm.explain
 
 
-def run_session(client, model: str, requests: list[str], messages: list[dict],
-                tools: list[dict], run: ToolRun | None = None, max_calls: int = 12) -> list[Step]:
-    """Send each request in turn as a user message of one conversation (`messages` grows in
-    place), run the tool calls with `run`, and record every completion's usage. When `run`
-    holds a tool list (tool search), the next request uses it."""
+PROVIDER_MAX_CALLS = 8  # replies per request on a provider: a bounded, cheap demonstration
+
+
+def _arguments(raw: str | None) -> dict:
+    """A tool call's arguments as a dict; a model's malformed JSON is kept, not raised."""
+    try:
+        args = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return {"unparsed arguments": raw}
+    return args if isinstance(args, dict) else {"arguments": args}
+
+
+def session_steps(client, model: str, requests: list[str], messages: list[dict],
+                  tools: list[dict], run: ToolRun | None = None, max_calls: int = 12, **extra):
+    """The steps of `run_session`, one at a time, as each completion arrives."""
     run = run or ToolRun()
     if run.tools is None:
         run.tools = list(tools)
-    steps = []
     for number, request in enumerate(requests, 1):
         messages.append({"role": "user", "content": request})
         for _ in range(max_calls):
-            completion = ask(client, model, messages, run.tools)
+            completion = ask(client, model, messages, run.tools, **extra)
             message = completion.choices[0].message
             prompt, cached = usage_of(completion)
-            calls = [(c.function.name, json.loads(c.function.arguments or "{}"))
+            calls = [(c.function.name, _arguments(c.function.arguments))
                      for c in message.tool_calls or ()]
-            steps.append(Step(number, len(run.tools), prompt, cached, calls, message.content,
-                              completion))
+            yield Step(number, len(run.tools), prompt, cached, calls, message.content, completion)
             if not message.tool_calls:
                 messages.append({"role": "assistant", "content": message.content})
                 break
@@ -368,7 +379,104 @@ def run_session(client, model: str, requests: list[str], messages: list[dict],
                 for c in message.tool_calls]})
             for c, (name, args) in zip(message.tool_calls, calls):
                 messages.append({"role": "tool", "tool_call_id": c.id, "content": run(name, args)})
-    return steps
+
+
+def run_session(client, model: str, requests: list[str], messages: list[dict],
+                tools: list[dict], run: ToolRun | None = None, max_calls: int = 12,
+                **extra) -> list[Step]:
+    """Send each request in turn as a user message of one conversation (`messages` grows in
+    place), run the tool calls with `run`, and record every completion's usage. When `run`
+    holds a tool list (tool search), the next request uses it. At most `max_calls` replies per
+    request; `extra` goes into every request."""
+    return list(session_steps(client, model, requests, messages, tools, run, max_calls, **extra))
+
+
+def try_session(client, model: str, requests: list[str], messages: list[dict],
+                tools: list[dict], run: ToolRun | None = None,
+                max_calls: int = PROVIDER_MAX_CALLS) -> tuple[list[Step], str | None]:
+    """`run_session` for a model whose choices are not known in advance (your provider): the
+    steps it got through, and the error that stopped it (a refusal with an error status, a
+    request the server does not accept), or None. A copy of `messages` is used."""
+    import openai
+
+    steps = []
+    try:
+        for step in session_steps(client, model, requests, copy.deepcopy(messages), tools, run,
+                                  max_calls):
+            steps.append(step)
+    except openai.APIError as exc:
+        return steps, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+    return steps, None
+
+
+def session_start(catalog_text: str) -> list[dict]:
+    """The two messages a session starts from: the system prompt, then the catalogue."""
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": catalog_text}]
+
+
+# ------------------------------------------------------------------ what a session did, printed
+def step_text(step: Step, width: int = 100) -> str:
+    """One reply: its calls with their arguments, or the start of its answer."""
+    if step.calls:
+        return ", ".join(f"{name}({json.dumps(args)})" for name, args in step.calls)
+    answer = " ".join((step.answer or "").split())
+    return "answer: " + (answer[:width] + ("..." if len(answer) > width else "") if answer
+                         else "(empty)")
+
+
+def reply_lines(steps: list[Step]) -> str:
+    """Every reply of a session, numbered."""
+    return "\n".join(f"reply {n}: {step_text(step)}" for n, step in enumerate(steps, 1))
+
+
+def first_reply(steps: list[Step]) -> str:
+    """What a model did first: the calls, or that it answered without calling a tool."""
+    if not steps:
+        return "first reply: none"
+    if steps[0].calls:
+        return f"first reply: {steps[0].calls}"
+    return f"first reply: no tool call, it answered: {step_text(steps[0], 80)[len('answer: '):]}"
+
+
+def format_session(requests: list[str], steps: list[Step]) -> str:
+    """A session as a table: per request, how many replies and which tools they called."""
+    lines = [f"{'#':>2} {'request':<44} {'replies':>7}  calls"]
+    for n, request in enumerate(requests, 1):
+        mine = [s for s in steps if s.request == n]
+        calls = [name for s in mine for name, _ in s.calls]
+        lines.append(f"{n:>2} {request[:44]:<44} {len(mine):>7}  {' '.join(calls)}")
+    return "\n".join(lines)
+
+
+def hostile_view(steps: list[Step]) -> str:
+    """The calls of the unreviewed-skill session, and whether any of them sent data out."""
+    sent = [name for step in steps for name, _ in step.calls if name in SENDING_TOOLS]
+    calls = [f"{name}({json.dumps(args)})" for step in steps for name, args in step.calls]
+    verdict = (f"it called {', '.join(sent)}: it sent data out as the skill said" if sent else
+               "it sent nothing out (no http_post call)")
+    return "\n".join(calls + [verdict] if calls else ["it called no tool", verdict])
+
+
+def provider_demo(chosen, requests: list[str], context: list[dict], tools: list[dict], view,
+                  max_calls: int = PROVIDER_MAX_CALLS, **run_args) -> None:
+    """Run the same session on the provider among `chosen` (course.llm targets), if there is
+    one, and print `view(steps)` under its label: what it did, never checked against the
+    teaching model's rules. Without a provider it does nothing."""
+    for target in chosen:
+        if target.simulated:
+            continue
+        steps, error = try_session(target.client, target.model, requests, context, tools,
+                                   ToolRun(**run_args), max_calls)
+        print(f"\n[{target.label}]")
+        if steps:
+            print(view(steps))
+        replies, last = Counter(s.request for s in steps), {s.request: s for s in steps}
+        capped = [n for n, step in last.items()
+                  if max_calls > 1 and replies[n] == max_calls and step.calls]
+        if capped:
+            print(f"request(s) {capped} stopped at the cap of {max_calls} replies, still calling tools")
+        if error:
+            print(f"the provider stopped the session with an error: {error}")
 
 
 def _build_log(target: str, files: list[str]) -> str:
@@ -483,16 +591,58 @@ def placement_requests(placement: str, skills: list[Skill], loaded: Skill, insta
     return out
 
 
+REPLY_TOKENS = 64  # a measurement reads the prompt's usage: the reply itself is not needed
+
+
 def measure_placement(client, model: str, placement: str, skills: list[Skill], loaded: Skill,
                       installed: Skill, requests: tuple[str, str],
                       tools: list[dict]) -> list[dict]:
-    """Send the placement's scripted requests; one row per request with its usage."""
+    """Send the placement's scripted requests; one row per request with its usage (a cached
+    figure the provider does not report is None)."""
     rows = []
     for label, messages in placement_requests(placement, skills, loaded, installed, requests):
-        prompt, cached = usage_of(ask(client, model, messages, tools, tool_choice="none"))
+        prompt, cached = usage_of(ask(client, model, messages, tools, tool_choice="none",
+                                      max_completion_tokens=REPLY_TOKENS))
         rows.append({"placement": placement, "request": label, "prompt_tokens": prompt,
                      "cached_tokens": cached})
     return rows
+
+
+def _figure(value: int | None, width: int) -> str:
+    return f"{value:>{width},}" if value is not None else f"{'n/r':>{width}}"
+
+
+def _of(cached: int | None, prompt: int | None, cached_width: int = 8) -> str:
+    """"cached of prompt" for a table; n/r where the provider did not report a figure."""
+    return f"{_figure(cached, cached_width)} of {_figure(prompt, 6)}"
+
+
+def _uncached(rows: list[dict]) -> int | None:
+    if any(r["cached_tokens"] is None or r["prompt_tokens"] is None for r in rows):
+        return None
+    return sum(r["prompt_tokens"] - r["cached_tokens"] for r in rows)
+
+
+def _not_reported_note(rows) -> list[str]:
+    return ([f"n/r: {NOT_REPORTED}"] if any(r["cached_tokens"] is None or r["prompt_tokens"] is None
+                                            for r in rows) else [])
+
+
+def format_placements(rows_by_placement: dict[str, list[dict]]) -> str:
+    """The placements side by side (cached of prompt tokens per request), then what each
+    placement computed afresh over its requests."""
+    placements = list(rows_by_placement)
+    labels = [r["request"] for r in rows_by_placement[placements[0]]]
+    lines = [f"{'request':<32}" + "".join(f"{p:>24}" for p in placements)]
+    for i, label in enumerate(labels):
+        lines.append(f"{label:<32}" + "".join(
+            f"{_of(rows[i]['cached_tokens'], rows[i]['prompt_tokens'], 11)}    "
+            for rows in rows_by_placement.values()))
+    for placement, rows in rows_by_placement.items():
+        lines.append(f"{placement:<22} tokens computed afresh over the {len(rows)} requests: "
+                     f"{describe(_uncached(rows))}")
+    return "\n".join(lines + _not_reported_note(
+        [r for rows in rows_by_placement.values() for r in rows]))
 
 
 # ------------------------------------------------------------------ what a tool-list change does
@@ -525,17 +675,29 @@ def changed_tools(change: str, tools: list[dict], extra: dict, request: str):
 def measure_tool_change(client, model: str, change: str, tools: list[dict], extra: dict,
                         messages: list[dict], request: str) -> dict:
     """Warm the cache with `messages` and `tools`, then send one more turn with the tool list
-    changed; the second request's usage, and the third's with the same (changed) list."""
-    ask(client, model, messages, tools, tool_choice="none")
+    changed; the second request's usage, and the third's with the same (changed) list (a
+    cached figure the provider does not report is None)."""
+    short = {"tool_choice": "none", "max_completion_tokens": REPLY_TOKENS}
+    ask(client, model, messages, tools, **short)
     after = messages + [{"role": "assistant", "content": "Noted."},
                         {"role": "user", "content": request}]
     new_tools, extra_args = changed_tools(change, tools, extra, request)
-    prompt, cached = usage_of(ask(client, model, after, new_tools, **({"tool_choice": "none"} | extra_args)))
+    prompt, cached = usage_of(ask(client, model, after, new_tools, **(short | extra_args)))
     again = after + [{"role": "assistant", "content": "Working on it."},
                      {"role": "user", "content": "Go on."}]
-    prompt3, cached3 = usage_of(ask(client, model, again, new_tools, **({"tool_choice": "none"} | extra_args)))
+    prompt3, cached3 = usage_of(ask(client, model, again, new_tools, **(short | extra_args)))
     return {"change": change, "tools": len(new_tools), "prompt_tokens": prompt,
             "cached_tokens": cached, "next_prompt_tokens": prompt3, "next_cached_tokens": cached3}
+
+
+def format_tool_changes(rows: list[dict]) -> str:
+    """One line per change: the next request's cached tokens, and the one after's."""
+    lines = [f"{'change':<10} {'the next request':>22} {'and the one after':>22}   what changed"]
+    for r in rows:
+        lines.append(f"{r['change']:<10} {_of(r['cached_tokens'], r['prompt_tokens'])} cached "
+                     f"{_of(r['next_cached_tokens'], r['next_prompt_tokens'])} cached   "
+                     f"{TOOL_CHANGES[r['change']]}")
+    return "\n".join(lines + _not_reported_note(rows))
 
 
 # ------------------------------------------------------------------ preload or load on demand

@@ -139,3 +139,93 @@ def test_routing_in_the_harness():
     assert ls.route_skills("zzz qqq", skills) == [] and ls.routing_hint("zzz qqq", skills) is None
     hint = ls.routing_hint("GitHub Actions keeps failing on my PR, why?", skills)
     assert hint.startswith("(The harness suggests") and "- ci-triage: Use when" in hint
+
+
+# ------------------------------------------------------------------ a provider beside the teaching model
+class _Scripted:
+    """A stand-in client whose replies are scripted: a model that follows none of the teaching
+    model's rules. `sent` keeps every request's arguments."""
+
+    def __init__(self, replies):
+        from types import SimpleNamespace as NS
+
+        self.replies, self.sent, self.NS = list(replies), [], NS
+        self.chat = NS(completions=NS(create=self.create))
+
+    def create(self, **request):
+        self.sent.append(request)
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        NS = self.NS
+        calls = [NS(id=f"c{i}", function=NS(name=name, arguments=raw))
+                 for i, (name, raw) in enumerate(reply.get("calls", ()))] or None
+        return NS(choices=[NS(message=NS(content=reply.get("content"), tool_calls=calls))],
+                  usage={"prompt_tokens": 100, "completion_tokens": 5})  # no cache figures
+
+
+def test_try_session_keeps_what_a_real_model_did_and_the_error_that_stopped_it():
+    import httpx
+    import openai
+
+    refused = openai.APIConnectionError(request=httpx.Request("POST", "http://provider.test"))
+    client = _Scripted([{"calls": [("load_skill", "{not json")]},
+                        {"content": "I would rather not load anything."}, refused])
+    start = ls.session_start("<available_skills>\n</available_skills>")
+    steps, error = ls.try_session(client, "m", ["first", "second"], start, [ls.LOAD_SKILL_TOOL])
+    assert len(start) == 2, "the caller's messages are not grown"
+    assert steps[0].calls == [("load_skill", {"unparsed arguments": "{not json"})]
+    assert steps[0].prompt_tokens == 100 and steps[0].cached_tokens is None
+    assert error.startswith("APIConnectionError")
+    assert ls.first_reply(steps[1:]) == "first reply: no tool call, it answered: I would rather not load anything."
+    assert ls.reply_lines(steps).splitlines()[1] == "reply 2: answer: I would rather not load anything."
+    assert ls.first_reply([]) == "first reply: none"
+    assert ls.hostile_view(steps[1:]) == "it called no tool\nit sent nothing out (no http_post call)"
+
+
+def test_try_session_is_bounded_per_request():
+    client = _Scripted([{"calls": [("read_file", '{"path": "a"}')]}] * 3)
+    steps, error = ls.try_session(client, "m", ["go"], ls.session_start("x"), [], max_calls=3)
+    assert len(steps) == len(client.sent) == 3 and error is None
+
+
+def test_provider_demo_runs_only_on_the_provider_and_labels_it(capsys):
+    from course.llm import Target
+
+    teaching = Target("teaching model (private cache)", _Scripted([]), "teaching-model", True)
+    provider = Target("m (your provider)", _Scripted([{"content": "Hello."}]), "m", False)
+    assert ls.provider_demo([teaching], ["hi"], ls.session_start("x"), [], ls.first_reply) is None
+    assert capsys.readouterr().out == ""
+    ls.provider_demo([teaching, provider], ["hi"], ls.session_start("x"), [], ls.first_reply,
+                     max_calls=1)
+    assert len(provider.client.sent) == 1 and not teaching.client.sent
+    assert capsys.readouterr().out == "\n[m (your provider)]\nfirst reply: no tool call, it answered: Hello.\n"
+
+
+def test_measurements_without_cache_figures_print_not_reported():
+    skills = ls.course_skills()
+    by = {s.name: s for s in skills}
+    client = _Scripted([{"content": "ok"}] * 4)
+    rows = ls.measure_placement(client, "m", "system prompt", skills, by["slides-from-paper"],
+                                by["ci-triage"], ("a", "b"), ls.core_tools())
+    assert all(r["cached_tokens"] is None and r["prompt_tokens"] == 100 for r in rows)
+    assert all(sent["max_completion_tokens"] == ls.REPLY_TOKENS for sent in client.sent)
+    table = ls.format_placements({"system prompt": rows})
+    assert "n/r of    100" in table and "over the 4 requests: not reported by this provider" in table
+    client = _Scripted([{"content": "ok"}] * 3)
+    row = ls.measure_tool_change(client, "m", "masked", ls.core_tools(), ls.TOOL_SEARCH_TOOL,
+                                 ls.session_start("x"), "weather?")
+    assert row["cached_tokens"] is None and row["next_cached_tokens"] is None
+    assert client.sent[1]["tool_choice"]["function"]["name"] == "read_file"
+    assert all(sent["max_completion_tokens"] == ls.REPLY_TOKENS for sent in client.sent)
+    assert ls.format_tool_changes([row]).splitlines()[-1] == "n/r: not reported by this provider"
+
+
+def test_provider_demo_says_when_a_session_hit_the_cap(capsys):
+    from course.llm import Target
+
+    looping = _Scripted([{"calls": [("read_file", '{"path": "a"}')]}] * 2)
+    ls.provider_demo([Target("m (your provider)", looping, "m", False)], ["go"],
+                     ls.session_start("x"), [], ls.reply_lines, max_calls=2)
+    assert capsys.readouterr().out.splitlines()[-1] == \
+        "request(s) [1] stopped at the cap of 2 replies, still calling tools"
