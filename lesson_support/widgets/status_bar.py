@@ -35,7 +35,7 @@ def shown_status(run: Run, step: int, error: int = 0, at_follow_up: bool = False
 def _usage(run_name: str, placement: str, mode: str) -> tuple:
     run = load_run(run_name)
     with course.llm.serve() as server:  # a fresh prompt cache for each strategy
-        records = replay_usage(run, server.client(), course.llm.model_name(), placement, mode)
+        records = replay_usage(run, server.client(), course.llm.MODEL_NAME, placement, mode)
     return tuple(records)
 
 
@@ -49,9 +49,10 @@ def usage(run: Run, placement: str, mode: str) -> list[dict]:
 
 def ask(run: Run, step: int, placement: str, mode: str, error: int, client=None, model=None,
         question: str = QUESTION) -> tuple[str, str]:
-    """(reply text, explanation) of the model asked `question` after `step` steps."""
-    client = client or course.llm.client()
-    model = model or course.llm.model_name()
+    """(reply text, explanation) of the model asked `question` after `step` steps: by default the
+    teaching model, even with a provider configured (the widget shows its rule's trace)."""
+    client = client or course.llm.default_server().client()
+    model = model or course.llm.MODEL_NAME
     messages = request_messages(run, step, placement, mode, follow_up=question,
                                 status_of=lambda k, last=False: shown_status(run, k, error, last))
     reply = client.chat.completions.create(model=model, messages=messages, tools=run.tools)
