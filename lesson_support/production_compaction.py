@@ -6,7 +6,8 @@ prompt, the task, then 212 steps, each one assistant message and its tool result
 is what the agent sends before step j+1's reply: the compactor's view of steps 1..j.
 
 Measuring: the compactor sees every step (its decisions depend on all of them), but only every
-`stride`-th request is sent to the teaching model (a private server, so a fresh prompt cache),
+`stride`-th request is sent to the model (the lesson gives each configuration a private teaching
+model, so a fresh prompt cache, and with a provider configured replays one on it too),
 which keeps the lesson to a few minutes. The token sizes of every request are counted offline
 (the saw-tooth); `cached_tokens` comes from the sent ones, whose cache was warmed only by the
 requests sent before them, so hit rates are those of an agent that sends every `stride`-th
@@ -221,18 +222,6 @@ def replay_config(run: Run, config: str, layers, client, model, stride: int = ST
     if probes:
         m.probes = score_probes(run, context, client, model)
     return m
-
-
-def measure_all(run: Run, configs=None, stride: int = STRIDE, settings: Settings = Settings()):
-    """{config: Measurement}, each on a fresh private teaching model (a cold prompt cache)."""
-    import course.llm
-
-    out = {}
-    for name, layers in (configs or CONFIGS).items():
-        with course.llm.serve() as server:
-            out[name] = replay_config(run, name, layers, server.client(), course.llm.model_name(),
-                                      stride, settings)
-    return out
 
 
 def config_table(results: dict) -> str:

@@ -1,9 +1,9 @@
 """Production compaction explorer (Chapter 11): layer toggles, the saw-tooth with cache hits, the
 probe panel and the breaker's state.
 
-The measurements come from `lesson_support.production_compaction.measure_all` (one per
-configuration); the widget picks the one whose layers match the toggles and shows it up to the
-chosen request. The logic is in plain functions (tested in
+The measurements come from `lesson_support.production_compaction.replay_config` (one per
+configuration, each on a private teaching model); the widget picks the one whose layers match
+the toggles and shows it up to the chosen request. The logic is in plain functions (tested in
 tests/lesson_support/test_production_compaction_widget.py); the widget only wires controls.
 """
 from __future__ import annotations
