@@ -1,0 +1,65 @@
+"""Run labs three ways: solved, unsolved, and graded.
+
+A lab is a notebook (`labs/NN_slug_lab.ipynb`) whose metadata names it and its solution
+module, with tagged cells (see AUTHORING.md, Labs):
+
+- `exercise` cells hold stubs; `metadata.course.key` names the function they define;
+- `check` cells are one `with check("check-key", hint="..."):` block of asserts
+  (`course.checks`); `metadata.course.key` is the same key, `points` optional;
+- a `tally` cell (the last) prints "K of N checks pass".
+
+    solved    every exercise cell replaced by an import from the solution module; every
+              check's verdict must pass and no cell may end in an error
+    unsolved  the lab as released; every check's verdict must fail (a check that passes on
+              the stubs cannot tell right from wrong), and no cell may end in an error
+    grade     a student's copy: only the exercise cells are taken from it, everything else
+              from the released lab; each check cell runs *bare* (its asserts without the
+              verdict machinery) and passes only if it ends without an error and prints a
+              one-time receipt; a per-cell timeout; scored by check
+
+Solved and unsolved runs read the verdicts the student sees (`application/vnd.course.check+json`
+outputs). A graded run never does: the student's code runs in the same kernel and could forge
+them. It is judged from outside the kernel instead (`judge_bare_check`).
+
+Where each part lives:
+
+    lab.py           the Lab record, cell tags and points, reading and matching lab notebooks
+    screening.py     exercise code that imports the answers or reaches into the machinery
+    variants.py      the solved and the graded notebook, bare checks and their receipts
+    answer_keys.py   the answer key and the graded copies nbval runs against it
+    running.py       running a notebook in a fresh kernel; CellResult, LabRun
+    judging.py       judging a check from its verdict, or from its receipt when run bare
+    run_problems.py  what is wrong with a solved or an unsolved run
+"""
+from course.labs.answer_keys import (VERDICT_LINE, answer_key, nbval_check_source, nbval_graded,
+                                     nbval_notebook, nbval_solved, nbval_unsolved)
+from course.labs.judging import NO_VERDICT, judge_bare_check, judge_verdict_check, verdict_of
+from course.labs.lab import (LAB_NAME, Lab, LabError, cell_key, cell_kind, cell_points,
+                             find_released_labs, load_lab, match_lab, read_notebook, whole)
+from course.labs.run_problems import solved_problems, unsolved_problems
+from course.labs.running import (SETUP_TIMEOUT, TIMEOUT_ENAME, CellResult, LabRun, cell_problem, run,
+                                 run_solved, run_unsolved)
+from course.labs.running import _socket_dir  # noqa: F401  (course.pytest_plugin's kernels use it)
+from course.labs.screening import IMPORTS_SOLUTIONS, LESSON_SUPPORT, MACHINERY, imports_answers
+from course.labs.variants import (RECEIPT_PREFIX, bare_check, graded, not_attempted, solved,
+                                  student_answers)
+
+__all__ = [
+    # lab.py
+    "LAB_NAME", "Lab", "LabError", "cell_key", "cell_kind", "cell_points", "find_released_labs",
+    "load_lab", "match_lab", "read_notebook", "whole",
+    # screening.py
+    "IMPORTS_SOLUTIONS", "LESSON_SUPPORT", "MACHINERY", "imports_answers",
+    # variants.py
+    "RECEIPT_PREFIX", "bare_check", "graded", "not_attempted", "solved", "student_answers",
+    # answer_keys.py
+    "VERDICT_LINE", "answer_key", "nbval_check_source", "nbval_graded", "nbval_notebook",
+    "nbval_solved", "nbval_unsolved",
+    # running.py
+    "SETUP_TIMEOUT", "TIMEOUT_ENAME", "CellResult", "LabRun", "cell_problem", "run", "run_solved",
+    "run_unsolved",
+    # judging.py
+    "NO_VERDICT", "judge_bare_check", "judge_verdict_check", "verdict_of",
+    # run_problems.py
+    "solved_problems", "unsolved_problems",
+]

@@ -1,0 +1,75 @@
+"""Judging a cell after it ran: the verdict a check displayed (`judge_verdict_check`), or, for a
+check run bare by the grader, its receipt and the kernel's execute reply alone
+(`judge_bare_check`), and the exception a cell ended in."""
+from __future__ import annotations
+
+from course.checks import MIME, failure_message
+from course.labs.lab import cell_key
+
+NO_VERDICT = "the check did not run to its end (the cell was changed or cut short while it ran): no verdict"
+
+
+def _error_output(cell) -> tuple[str, str] | None:
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            return output.get("ename", "Error"), output.get("evalue", "")
+    return None
+
+
+def _error_of(cell, reply: dict | None) -> tuple[str, str] | None:
+    """(type name, message) of the exception a cell ended in: the execute reply says, or, if
+    there is no reply, an error output."""
+    content = (reply or {}).get("content", {})
+    if content.get("status") == "error":
+        return content.get("ename") or "Error", content.get("evalue") or ""
+    return _error_output(cell)
+
+
+def _error_text(ename: str, evalue: str) -> str:
+    return f"{ename}: {evalue}".strip().rstrip(":")
+
+
+def _stdout(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.get("outputs", [])
+                   if o.get("output_type") == "stream" and o.get("name") == "stdout")
+
+
+def verdict_of(cell) -> dict | None:
+    """The last check verdict a cell displayed (student form), or None."""
+    found = None
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        if output.get("output_type") in ("display_data", "execute_result") and MIME in data:
+            found = data[MIME]
+    return found
+
+
+def judge_bare_check(cell, reply: dict | None) -> tuple[str, str, str | None]:
+    """(status, what to fix, exception type) for a check run bare (see `bare_check`).
+
+    Decided from the kernel's execute reply and the receipt alone: whatever the student's code
+    printed or displayed, or did to `course.checks`, `check` or IPython's display, it cannot
+    turn an exception into a pass or print a receipt it never saw.
+    """
+    meta = cell.metadata.get("course", {})
+    error = _error_of(cell, reply) or _error_output(cell)  # an error output alone fails too
+    if error:
+        return "failed", failure_message(error[0], error[1], meta.get("hint", "")), error[0]
+    if meta.get("receipt") not in _stdout(cell).splitlines():
+        return "failed", NO_VERDICT, None
+    return "passed", "", None
+
+
+def judge_verdict_check(cell, reply: dict | None) -> tuple[str, str, str | None]:
+    """(status, what to fix, exception type) for a check as the student runs it."""
+    error = _error_of(cell, reply)
+    if error:  # the check cell itself broke (it must never)
+        return "failed", f"the check cell ended in an error: {_error_text(*error)}", error[0]
+    verdict = verdict_of(cell)
+    if verdict is None:
+        return "failed", "the check cell showed no verdict", None
+    if verdict.get("key") != cell_key(cell):
+        return "failed", f"the verdict is for {verdict.get('key')!r}, not {cell_key(cell)!r}", None
+    if verdict.get("passed"):
+        return "passed", "", None
+    return "failed", verdict.get("message", ""), verdict.get("error")
