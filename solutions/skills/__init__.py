@@ -6,7 +6,8 @@
     tools    a tool list that only grows at its end (the cached prefix)      add_tools
 
 What the lesson takes apart (the review of a skill's body, tool search over the catalogue, the
-widget) is lesson support, in `lesson_support/skills.py`.
+widget) is lesson support, in `lesson_support/skills/` and
+`lesson_support/widgets/skills.py`.
 """
 from solutions.skills.catalog import CATALOG_CLOSE, CATALOG_OPEN, Catalog, build_catalog, catalog_line
 from solutions.skills.load import SKILL_FILE, load_skill, read_skill_file
