@@ -1,0 +1,66 @@
+"""Grade a folder of student lab notebooks: `python -m course.grade SUBMISSIONS_DIR`.
+
+SUBMISSIONS_DIR holds one entry per student: a folder (the student's name) with their lab
+notebooks in it, or a single notebook file (named after the student). Each notebook is matched
+to its released lab (`course.labs.match_lab`: the lab id in its metadata, else its file name),
+then graded: only its exercise cells are used, every other cell comes from the released lab,
+each check runs bare and is judged from outside the kernel, each cell has a timeout, and every
+check scores its points or nothing. A lab whose exercises are all untouched stubs is "not
+attempted" (scored 0 without running it). A broken submission is reported with its reason and
+never stops the others.
+
+The engine is nbval: each notebook becomes a graded copy of its lab's answer key (the release
+with `✓ check-key` stored under each check, the student's exercise cells put in), run by pytest
+and strict nbval with the course's plugin; each check's result comes from the JUnit XML report.
+`--engine kernel` drives one kernel per notebook directly instead, with the same judge.
+
+A student's copy of a lesson (`01_agent_loop.ipynb`, by the released lesson's file name) is
+not graded: the text of its `answer` cells, the student's answers to "Things to think about",
+goes into the gradebook's Reflections for the instructor to read (`course.reflections`).
+
+Writes gradebook.csv (one row per student, lab and check, and per reflection), gradebook.md (a
+total per student, a score per lab, the reason for each failed check, the reflections),
+gradebook.json (everything, for `merge`) and graded-notebooks/ (the graded copies, for
+`pytest --nbval` by hand) into --output (default: SUBMISSIONS_DIR). Re-runs skip them.
+
+    --jobs N        grade N notebooks at a time (default: the machine's cores); the same
+                    gradebook as one at a time
+    --shard K/N     grade only the K-th of N parts of the class (by student, stable hashing),
+                    so a large class is N jobs on any batch system; then
+    python -m course.grade merge DIR... --output DIR
+                    combines the shards' gradebooks into one, identical to a single run
+"""
+# That docstring is the command's --help (course/grade/cli.py). Where each part lives:
+#   submissions.py    Submission; finding the class and matching each notebook to its lab
+#   kernel_engine.py  --engine kernel: one kernel per notebook, in worker processes
+#   nbval_engine.py   --engine nbval (default): graded copies under pytest + strict nbval
+#   gradebook.py      gradebook.csv, gradebook.md and gradebook.json
+#   shards.py         --shard K/N and merge
+#   cli.py            main and main_merge; __main__.py runs main
+from course.grade.cli import DEFAULT_LABS, DEFAULT_LESSONS, default_jobs, main, main_merge
+from course.grade.gradebook import (CSV_FIELDS, FORMAT, lab_info, markdown, reflection_rows,
+                                    reflections_markdown, write_gradebook)
+from course.grade.kernel_engine import grade_all, grade_notebook, worker_context
+from course.grade.nbval_engine import (GRADED_DIR, grade_all_nbval, nbval_command, nbval_environment,
+                                       prepare_graded_dir, read_junit, record_nbval, run_nbval)
+from course.grade.shards import merge, parse_shard, shard_of
+from course.grade.submissions import (GRADED_MARK, OUTPUT_FILES, Submission, collect,
+                                      collect_reflections, is_output_folder, match_all, row)
+
+__all__ = [
+    # submissions.py
+    "GRADED_MARK", "OUTPUT_FILES", "Submission", "collect", "collect_reflections",
+    "is_output_folder", "match_all", "row",
+    # kernel_engine.py
+    "grade_all", "grade_notebook", "worker_context",
+    # nbval_engine.py
+    "GRADED_DIR", "grade_all_nbval", "nbval_command", "nbval_environment", "prepare_graded_dir",
+    "read_junit", "record_nbval", "run_nbval",
+    # gradebook.py
+    "CSV_FIELDS", "FORMAT", "lab_info", "markdown", "reflection_rows", "reflections_markdown",
+    "write_gradebook",
+    # shards.py
+    "merge", "parse_shard", "shard_of",
+    # cli.py
+    "DEFAULT_LABS", "DEFAULT_LESSONS", "default_jobs", "main", "main_merge",
+]

@@ -1,0 +1,132 @@
+"""The nbval engine (the default): each notebook becomes a graded copy of its lab's answer key,
+kept in OUTPUT/graded-notebooks, run by pytest and strict nbval with the course's plugin; each
+check's result is read from the JUnit XML report."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+from course.grade.submissions import GRADED_MARK, Submission, _progress_line, row
+from course.labs import Lab, cell_key, cell_points, cell_problem, nbval_graded, read_notebook
+from course.paths import REPO_ROOT
+
+GRADED_DIR = "graded-notebooks"
+
+
+def prepare_graded_dir(out: Path) -> Path:
+    """`out/graded-notebooks/`, emptied; refuses a folder of that name the grader did not make."""
+    folder = out / GRADED_DIR
+    if folder.exists():
+        if not (folder / GRADED_MARK).exists():
+            raise SystemExit(f"{folder} exists and was not written by course.grade: move it away "
+                             f"(the graded copies go there)")
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    (folder / GRADED_MARK).write_text("graded copies written by python -m course.grade; "
+                                      "re-runs skip this folder\n", encoding="utf-8")
+    return folder
+
+
+def nbval_command(notebooks: list[Path], junit: Path, timeout: float, inifile: Path) -> list[str]:
+    """pytest + strict nbval over graded copies, with the course's plugin and sanitizers (run
+    it with `nbval_environment()`: only the plugins named here are loaded)."""
+    command = [sys.executable, "-m", "pytest", "-c", str(inifile), "--rootdir", str(inifile.parent),
+               "-p", "nbval.plugin", "-p", "course.pytest_plugin", "-p", "no:cacheprovider",
+               "-q", "--no-header", "--nbval", "--nbval-current-env", f"--nbval-cell-timeout={timeout:g}",
+               f"--junitxml={junit}", "-o", "junit_logging=no"]
+    sanitizers = REPO_ROOT / "tests" / "nbval_sanitize.cfg"
+    if sanitizers.exists():
+        command += ["--nbval-sanitize-with", str(sanitizers)]
+    return command + [str(p) for p in notebooks]
+
+
+def nbval_environment() -> dict[str, str]:
+    return {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",  # start-up in a second, not five
+            "COURSE_NBVAL_IPC_KERNELS": "1"}  # kernels on local sockets (course.pytest_plugin)
+
+
+def run_nbval(notebooks: list[Path], timeout: float, work: Path, name: str) -> tuple[list[dict], str]:
+    """Run pytest + nbval over graded copies in `work`; the course_* properties of each cell."""
+    inifile = work / "pytest.ini"
+    if not inifile.exists():
+        inifile.write_text("[pytest]\n", encoding="utf-8")
+    junit = work / f"junit-{name}.xml"
+    done = subprocess.run(nbval_command(notebooks, junit, timeout, inifile), cwd=work, env=nbval_environment(),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return (read_junit(junit) if junit.exists() else []), done.stdout
+
+
+def read_junit(path: Path) -> list[dict[str, str]]:
+    """The course_* properties of every test case in a JUnit XML report."""
+    import xml.etree.ElementTree as ET
+
+    cases = []
+    for case in ET.parse(path).getroot().iter("testcase"):
+        props = {p.get("name"): p.get("value", "") for p in case.iter("property")}
+        if "course_student" in props:
+            cases.append(props)
+    return cases
+
+
+def grade_all_nbval(subs: list[Submission], root: Path, labs: dict[str, Lab], timeout: float,
+                    jobs: int, out: Path, report=print) -> None:
+    """Grade every matched, attempted notebook through pytest + nbval: the graded copies, in
+    chunks, `jobs` pytest processes at a time; the copies are kept in OUT/graded-notebooks."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    todo = [s for s in subs if s.lab and not s.problem and s.attempted]
+    done = 0
+    for sub in subs:
+        if sub not in todo:
+            done += 1
+            report(_progress_line(sub, done, len(subs)))
+    if not todo:
+        return
+    keep = prepare_graded_dir(out)
+    with tempfile.TemporaryDirectory(prefix="course-nbval-") as work:
+        work = Path(work)
+        paths = {}
+        for sub in todo:
+            nb, sub.notes = nbval_graded(labs[sub.lab], read_notebook(root / sub.notebook),
+                                         sub.student, sub.notebook)
+            path = work / "graded" / sub.student / f"{sub.lab}.ipynb"  # a folder (the kernel's cwd) each
+            path.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, path)
+            (keep / sub.student).mkdir(exist_ok=True)
+            shutil.copyfile(path, keep / sub.student / path.name)
+            paths[id(sub)] = path
+        size = max(1, min(8, -(-len(todo) // jobs)))  # chunks: progress as they finish, balanced load
+        chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
+        with ThreadPoolExecutor(max_workers=min(jobs, len(chunks))) as pool:
+            futures = [pool.submit(run_nbval, [paths[id(s)] for s in chunk], timeout, work, str(k))
+                       for k, chunk in enumerate(chunks)]
+            for chunk, future in zip(chunks, futures):
+                cases, output = future.result()
+                for sub in chunk:
+                    record_nbval(sub, cases, output, labs[sub.lab])
+                    done += 1
+                    report(_progress_line(sub, done, len(subs)))
+
+
+def record_nbval(sub: Submission, cases: list[dict], output: str, lab: Lab) -> None:
+    """Rows and notes of one submission from the course_* properties nbval's run reported."""
+    mine = [c for c in cases if (c["course_student"], c["course_notebook"]) == (sub.student, sub.notebook)]
+    if not mine:
+        tail = " ".join(output.strip().splitlines()[-3:])
+        sub.problem = f"nbval did not report on this notebook: {tail}"
+        return
+    points = {cell_key(c): cell_points(c) for _, c in lab.checks()}
+    for case in mine:
+        kind, key, status = case["course_kind"], case["course_key"], case["course_status"]
+        if kind == "check":
+            sub.rows.append(row(sub, key, status, points[key], points[key] if status == "pass" else 0,
+                                case["course_detail"]))
+        elif kind != "tally" and status != "pass":
+            sub.notes.append(cell_problem(kind, key or None, int(case["course_index"]), status,
+                                          case["course_detail"]))

@@ -1,0 +1,127 @@
+"""The class to grade: one `Submission` per notebook found in the submissions folder
+(`collect`), each matched to its released lab, or to a released lesson whose answers are
+collected as reflections (`match_all`); and the gradebook row and progress line of one."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from course import reflections
+from course.labs import (Lab, LabError, cell_key, cell_points, match_lab, not_attempted,
+                         read_notebook, whole)
+
+# The grader's own output: collecting skips these files and any folder holding one.
+OUTPUT_FILES = ("gradebook.csv", "gradebook.md", "gradebook.json")
+GRADED_MARK = ".course-graded-notebooks"
+
+
+@dataclass
+class Submission:
+    student: str
+    notebook: str               # its path inside the submissions folder ("" when there is none)
+    lab: str = ""               # the released lab id it was matched to
+    problem: str = ""           # why it could not be graded
+    attempted: bool = True
+    rows: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    lesson: str = ""            # a lesson's id ("01_agent_loop") when this is a copy of a lesson
+    reflections: list[dict] = field(default_factory=list)  # its answers (course.reflections.collect)
+
+    @property
+    def earned(self):
+        return whole(sum(r["earned"] for r in self.rows))
+
+    @property
+    def points(self):
+        return whole(sum(r["points"] for r in self.rows if r["points"] != ""))
+
+
+def is_output_folder(folder: Path) -> bool:
+    return any((folder / name).is_file() for name in OUTPUT_FILES + (GRADED_MARK,))
+
+
+def collect(submissions_dir: Path, skip: tuple[Path, ...] = ()) -> list[Submission]:
+    """One Submission per notebook found, plus one per student with nothing gradable.
+
+    Skipped: hidden entries, the gradebook's own files, any output folder (one holding a
+    gradebook) and the folders in `skip`.
+    """
+    skip = tuple(p.resolve() for p in skip)
+    found = []
+    for entry in sorted(submissions_dir.iterdir()):
+        if entry.name.startswith(".") or entry.name in OUTPUT_FILES or entry.name == "__pycache__":
+            continue
+        if entry.is_dir():
+            if entry.resolve() in skip or is_output_folder(entry):
+                continue
+            notebooks = sorted(p for p in entry.rglob("*.ipynb")
+                               if not any(part.startswith(".") for part in p.relative_to(entry).parts))
+            if not notebooks:
+                found.append(Submission(entry.name, entry.name + "/", problem="no .ipynb file in the folder"))
+            found += [Submission(entry.name, p.relative_to(submissions_dir).as_posix()) for p in notebooks]
+        elif entry.suffix == ".ipynb":
+            found.append(Submission(entry.stem, entry.name))
+        else:
+            found.append(Submission(entry.stem, entry.name, problem=f"{entry.name} is not a notebook (.ipynb)"))
+    return found
+
+
+def match_all(subs: list[Submission], root: Path, labs: dict[str, Lab], only: str | None,
+              lessons: dict[str, Path] | None = None) -> None:
+    """Find each notebook's lab (or the reason it has none); a student's second notebook of the
+    same lab is not graded (the first, in name order, is). A copy of a lesson (named like a
+    released one in `lessons`, with no lab id in its metadata) is not graded: its answer cells
+    are collected as reflections."""
+    seen: dict[tuple[str, str], str] = {}
+    for sub in subs:
+        if sub.problem:
+            continue
+        try:
+            nb = read_notebook(root / sub.notebook)
+            name = Path(sub.notebook).name
+            if lessons and name in lessons and not nb.metadata.get("course", {}).get("lab"):
+                collect_reflections(sub, nb, lessons[name])
+                continue
+            lab = match_lab(root / sub.notebook, nb, labs, only)
+        except LabError as exc:
+            sub.problem = str(exc)
+            continue
+        sub.lab = lab.lab_id
+        first = seen.setdefault((sub.student, lab.lab_id), sub.notebook)
+        if first != sub.notebook:
+            sub.problem = f"a second notebook of {lab.lab_id} from this student; {first} was graded"
+        elif not_attempted(lab, nb):
+            sub.attempted = False
+            sub.rows = [row(sub, cell_key(c), "not attempted", cell_points(c), 0,
+                            "every exercise is still the released stub")
+                        for _, c in lab.checks()]
+
+
+def collect_reflections(sub: Submission, nb, released_path: Path) -> None:
+    """A lesson's answers, kept for the instructor (the released lesson names the questions)."""
+    sub.lesson = released_path.stem
+    try:
+        released = read_notebook(released_path)
+    except LabError as exc:
+        released = None
+        sub.notes.append(f"the released lesson could not be read ({exc}): its questions are not shown")
+    rows, notes = reflections.collect(released, nb)
+    sub.reflections, sub.notes = rows, sub.notes + notes
+
+
+def row(sub: Submission, check: str, status: str, points, earned, detail: str) -> dict:
+    return {"student": sub.student, "notebook": sub.notebook, "lab": sub.lab, "check": check,
+            "status": status, "points": whole(points), "earned": whole(earned), "detail": detail}
+
+
+def _progress_line(sub: Submission, n: int, total: int) -> str:
+    what = f"[{n}/{total}] {sub.student}"
+    if sub.problem:
+        return f"{what}: NOT GRADED - {sub.notebook}: {sub.problem}"
+    if sub.lesson:
+        answered = sum(r["status"] == reflections.ANSWERED for r in sub.reflections)
+        return (f"{what}: {answered} of {len(sub.reflections)} questions answered in the lesson "
+                f"{sub.lesson} ({sub.notebook}), not graded: collected for you to read")
+    if not sub.attempted:
+        return f"{what}: {sub.lab} not attempted ({sub.notebook})"
+    return f"{what}: {sub.earned} / {sub.points} points in {sub.lab} ({sub.notebook})"
