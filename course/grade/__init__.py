@@ -47,6 +47,13 @@ from course.grade.shards import merge, parse_shard, shard_of
 from course.grade.submissions import (GRADED_MARK, OUTPUT_FILES, Submission, collect,
                                       collect_reflections, is_output_folder, match_all, row)
 
+# Importable from course.grade before it was split: the names it took from other modules.
+from course import reflections  # noqa: F401
+from course.labs import (Lab, LabError, cell_key, cell_points, cell_problem,  # noqa: F401
+                         find_released_labs, graded, load_lab, match_lab, nbval_graded,
+                         not_attempted, read_notebook, run, whole)
+from course.paths import LABS_DIR, LESSONS_DIR, REPO_ROOT  # noqa: F401
+
 __all__ = [
     # submissions.py
     "GRADED_MARK", "OUTPUT_FILES", "Submission", "collect", "collect_reflections",

@@ -44,6 +44,9 @@ from course.labs.screening import IMPORTS_SOLUTIONS, LESSON_SUPPORT, MACHINERY, 
 from course.labs.variants import (RECEIPT_PREFIX, bare_check, graded, not_attempted, solved,
                                   student_answers)
 
+# Importable from course.labs before it was split (tests import parse_check_cell from here).
+from course.checks import MIME, CheckCellError, failure_message, parse_check_cell  # noqa: F401
+
 __all__ = [
     # lab.py
     "LAB_NAME", "Lab", "LabError", "cell_key", "cell_kind", "cell_points", "find_released_labs",
