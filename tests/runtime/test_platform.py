@@ -243,7 +243,9 @@ def test_postbuild_prepares_a_fresh_environment(tmp_path):
 
 def test_ci_runs_the_readme_command_and_every_other_supported_python():
     text = (REPO_ROOT / ".ci" / "run").read_text()
-    assert re.search(r"^  COURSE_VENV=\"\$MAIN_VENV\" \./run\.sh test --junitxml=", text, re.M)
+    # the README's command, with every lesson and lab also run once against a provider imitation
+    assert re.search(r"^  COURSE_CONFORMANCE=rotate COURSE_VENV=\"\$MAIN_VENV\" \./run\.sh test "
+                     r"--junitxml=", text, re.M)
     assert re.search(r"^SUPPORTED_PYTHONS=\(3\.11 3\.12 3\.13\)$", text, re.M)
     assert re.search(r"^EXTRA_TESTS=\(tests/runtime tests/answers tests/lesson_support notebooks\)$",
                      text, re.M)
