@@ -1,4 +1,4 @@
-"""Chapter 09 lesson support (lesson_support/skills.py): layers, review, tool search, the
+"""Chapter 09 lesson support (lesson_support/skills/): layers, review, tool search, the
 placement and tool-change measurements against the teaching model."""
 import json
 
