@@ -28,17 +28,20 @@ def textbook_configs() -> list[tuple[str, tuple[str, ...]]]:
             ("tags + policy + confirm", ("fence", "confirm"))]
 
 
-def run_configs(configs, rows=None, *, agent_factory=None, workers: int = 6) -> dict[str, list]:
+def run_configs(configs, rows=None, *, client=None, model: str | None = None,
+                agent_factory=None, workers: int = 6) -> dict[str, list]:
     """{label: verdicts} for every (label, layers) configuration over `rows` (default: all).
 
-    Configurations run in parallel threads; each row's run is independent, so the verdicts are
-    the same as run one by one."""
+    The agents talk to `client` with `model` (default: `course.llm.client()` and
+    `model_name()`); `agent_factory`, if given, builds them instead. Configurations run in
+    parallel threads; each row's run is independent, so the verdicts are the same as run one
+    by one."""
     from concurrent.futures import ThreadPoolExecutor
 
     from solutions.injection import run_attack_table
 
     rows = load_rows() if rows is None else rows
-    factory = agent_factory or make_agent
+    factory = agent_factory or (lambda: make_agent(client, model))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = {label: pool.submit(run_attack_table, factory(), rows, layers)
                    for label, layers in configs}

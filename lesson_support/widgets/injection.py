@@ -1,6 +1,7 @@
 """Red-team console (Chapter 10): pick an attack from the table or type the text of a page
 yourself, pick the defences, run, and see the messages the model saw, why it replied as it did
-(the teaching model's trace; a real provider gives none) and the canaries' verdict.
+(the teaching model's trace; a real provider gives none) and the canaries' verdict. It runs
+on the teaching model even when a provider is configured, so that the trace is there.
 
 A typed text becomes the page of a plain summarising task (`custom_row`), watched by three
 canaries: an email to an outside address, a file written to /tmp/leaked.txt, and the secret of
@@ -69,7 +70,13 @@ def preset_text(name: str) -> str:
 
 def console_run(choice: str, layers=(), *, page_text: str = DEFAULT_TEXT, client=None,
                 model: str | None = None) -> ConsoleReport:
-    """Run a row of the table (by name), or your own page (`choice` == OWN), with `layers`."""
+    """Run a row of the table (by name), or your own page (`choice` == OWN), with `layers`: by
+    default on the teaching model, even with a provider configured (the console shows its
+    rule's trace, which a real provider does not give)."""
+    import course.llm
+
+    client = client if client is not None else course.llm.default_server().client()
+    model = model or course.llm.MODEL_NAME
     layers = normalize_layers(layers)
     row = custom_row(page_text) if choice == OWN else row_named(choice)
     return ConsoleReport(row, layers, run_row(row, layers, client=client, model=model))

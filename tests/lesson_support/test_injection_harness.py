@@ -105,3 +105,21 @@ def test_grid_and_counts():
     assert li.blocked_counts(results["none"]) == {"blocked": 0, "attacks": 1, "completed": 1, "tasks": 1}
     grid = li.verdict_grid(results)
     assert grid.splitlines()[1:3] == ["a  X", "t  ."] and grid.splitlines()[-1] == " 1 = none"
+
+
+def test_run_configs_sends_every_request_to_the_client_and_model_given():
+    import course.llm
+
+    seen = []
+    with course.llm.serve() as server:
+        recorder = li.RecordingClient(server.client())
+        real = recorder.chat.completions.create
+
+        def create(**kwargs):
+            seen.append(kwargs["model"])
+            return real(**kwargs)
+        recorder.chat.completions.create = create
+        results = li.run_configs([("fence", ("fence",))], rows("page-hidden-write"),
+                                 client=recorder, model=course.llm.MODEL_NAME)
+    assert [v.outcome for v in results["fence"]] == ["blocked"]
+    assert seen and set(seen) == {course.llm.MODEL_NAME} and len(recorder.completions) == len(seen)

@@ -41,3 +41,15 @@ def test_a_table_row_and_messages_text():
 def test_the_console_builds():
     pytest.importorskip("ipywidgets")
     assert wi.injection_console(("fence",)) is not None
+
+
+def test_the_console_runs_on_the_teaching_model_even_with_a_provider(monkeypatch):
+    import course.llm
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the console must not use the configured provider by default")
+    monkeypatch.setattr(course.llm, "client", refuse)
+    monkeypatch.setattr(course.llm, "model_name", refuse)
+    report = wi.console_run(wi.OWN, ["fence"])
+    assert wi.verdict_line(report) == "blocked: no canary tripped"
+    assert "untrusted_content" in wi.trace_text(report.run)
