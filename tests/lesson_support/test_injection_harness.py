@@ -123,3 +123,33 @@ def test_run_configs_sends_every_request_to_the_client_and_model_given():
                                  client=recorder, model=course.llm.MODEL_NAME)
     assert [v.outcome for v in results["fence"]] == ["blocked"]
     assert seen and set(seen) == {course.llm.MODEL_NAME} and len(recorder.completions) == len(seen)
+
+
+class _OddModel:
+    """A stand-in for a real model that does not follow the teaching model's rules: it calls
+    a tool nobody offered with arguments that are not JSON, then answers without any call, and
+    reports no usage."""
+
+    def __init__(self):
+        from types import SimpleNamespace
+        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self.create))
+
+    def create(self, *, model, messages, **kwargs):
+        from openai.types.chat import ChatCompletion
+
+        if messages[-1]["role"] == "tool" or "tools" not in kwargs:
+            message = {"role": "assistant", "content": "Done."}
+        else:
+            message = {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function",
+                 "function": {"name": "launch_rocket", "arguments": "{oops"}}]}
+        return ChatCompletion.model_validate({
+            "id": "odd", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+
+
+def test_a_model_that_behaves_otherwise_gives_verdicts_not_errors():
+    results = li.run_configs(li.cumulative_configs()[:2], client=_OddModel(), model="odd")
+    for verdicts in results.values():
+        assert len(verdicts) == len(li.load_rows())
+        assert {v.outcome for v in verdicts} <= {"blocked", "breached", "completed", "failed"}
