@@ -15,7 +15,7 @@ Providers agree on `prompt_tokens` and `completion_tokens` and disagree on the c
 `read_usage(usage)` returns a `Usage` whose figures are ints, or None where the provider does not
 report one. None is never turned into 0: "no cache hit" and "the provider does not say" are
 different facts, and a bill computed from a silent 0 is wrong without anyone noticing.
-`describe(None)` says so in words.
+`describe(None)` says so in words, and `total(figures)` sums figures only when all were reported.
 
 A value that is there but malformed (not an integer, a bool, negative) raises ValueError naming
 the field: it means the provider or a proxy sent something broken, which is worth stopping for.
@@ -85,7 +85,10 @@ def _count(fields: Mapping | None, name: str, where: str = "usage") -> int | Non
     return value
 
 
-def _sum(*values: int | None) -> int | None:
+def total(values) -> int | None:
+    """The sum of usage figures, or None if any of them was not reported: a partial sum would
+    pass for the whole and mislead."""
+    values = list(values)
     return None if any(v is None for v in values) else sum(values)
 
 
@@ -106,14 +109,14 @@ def read_usage(usage) -> Usage:
         if prompt is None:
             # Anthropic's input_tokens counts only the tokens after the last cache breakpoint;
             # the prompt is all three together.
-            prompt = _sum(_count(fields, "input_tokens"), read or 0, created or 0)
+            prompt = total((_count(fields, "input_tokens"), read or 0, created or 0))
         return Usage(prompt, completion, read, created, "anthropic")
 
     hit = _count(fields, "prompt_cache_hit_tokens")
     miss = _count(fields, "prompt_cache_miss_tokens")
     if hit is not None or miss is not None:
         if prompt is None:
-            prompt = _sum(hit, miss)
+            prompt = total((hit, miss))
         if hit is None and prompt is not None:
             hit = prompt - miss if prompt >= miss else None
         return Usage(prompt, completion, hit, None, "deepseek")

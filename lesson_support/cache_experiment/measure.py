@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from lesson_support.cache_experiment.building import STRATEGIES, _RunState, build_request
 from lesson_support.cache_experiment.script import scripted_steps
-from course.usage import describe, read_usage
+from course.usage import describe, read_usage, total
 from solutions.costs import OPENAI_RULES, CacheRules
 from solutions.tokens import request_token_ids
 
@@ -68,19 +68,13 @@ def measure_strategies(client, model: str | None = None, strategies=None, steps:
     return {name: run_strategy(client, name, model, steps, rules) for name in names}
 
 
-def _total(values) -> int | None:
-    """The sum, or None if any call's figure was not reported (a partial sum would mislead)."""
-    values = list(values)
-    return None if any(v is None for v in values) else sum(values)
-
-
 def hit_rate_table(measurements: dict[str, list[RequestRecord]]) -> list[dict]:
     """One row per strategy: prompt and cached tokens summed over the run, and the hit rate.
     A figure the provider does not report stays None, and so do the figures computed from it."""
     rows = []
     for name, records in measurements.items():
-        prompt = _total(r.prompt_tokens for r in records)
-        cached = _total(r.cached_tokens for r in records)
+        prompt = total(r.prompt_tokens for r in records)
+        cached = total(r.cached_tokens for r in records)
         known = prompt is not None and cached is not None
         rows.append({"strategy": name, "calls": len(records), "prompt_tokens": prompt,
                      "cached_tokens": cached,

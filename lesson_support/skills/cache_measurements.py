@@ -2,7 +2,7 @@
 tool list does, their tables, and the cached tokens predicted offline."""
 from __future__ import annotations
 
-from course.usage import NOT_REPORTED, describe
+from course.usage import NOT_REPORTED, describe, total
 from lesson_support.cache_experiment import expected_cached_tokens
 from lesson_support.skills.catalogue import CATALOG_BUDGET
 from lesson_support.skills.harness import SYSTEM_PROMPT, skill_result_text
@@ -95,9 +95,8 @@ def _of(cached: int | None, prompt: int | None, cached_width: int = 8) -> str:
 
 
 def _uncached(rows: list[dict]) -> int | None:
-    if any(r["cached_tokens"] is None or r["prompt_tokens"] is None for r in rows):
-        return None
-    return sum(r["prompt_tokens"] - r["cached_tokens"] for r in rows)
+    return total(None if None in (r["prompt_tokens"], r["cached_tokens"])
+                 else r["prompt_tokens"] - r["cached_tokens"] for r in rows)
 
 
 def _not_reported_note(rows) -> list[str]:

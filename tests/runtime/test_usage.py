@@ -178,3 +178,11 @@ def test_the_teaching_model_usage_reads_as_openai(client):
     second = read_usage(client.chat.completions.create(model="m", messages=messages).usage)
     assert first.provider_shape == second.provider_shape == "openai"
     assert first.cached == 0 and second.cached > 0 and second.prompt == first.prompt
+
+
+def test_total_sums_only_when_every_figure_was_reported():
+    from course.usage import total
+
+    assert total([3, 4, 0]) == 7
+    assert total(iter([])) == 0
+    assert total([3, None, 4]) is None  # a partial sum would pass for the whole
