@@ -13,7 +13,7 @@ answer every run. Set these environment variables to use a real provider instead
     provider_configured() -> True when COURSE_LLM_API_KEY points the course at a real provider
     serve()        -> a private teaching model (fresh prompt cache), e.g. for measurements
     fresh_targets() -> a measurement's models: a private teaching model, then the provider if
-                      one is configured, each with the label its figures carry (targets.py)
+                      one is configured, each with the label its figures carry (measuring.py)
     explain(c)     -> why the teaching model gave completion `c` (its `teaching_trace`, a field
                       no real provider sends; for one of theirs it says so)
     rule_table()   -> the teaching model's decision list: (position, rule, what it does)
@@ -26,7 +26,7 @@ import threading
 from course.llm.explain import explain  # noqa: F401
 from course.llm.policy import rule_table  # noqa: F401
 from course.llm.server import MODEL_NAME, ServerHandle, TeachingModel  # noqa: F401
-from course.llm.targets import Target, announce, fresh_targets, targets  # noqa: F401
+from course.llm.measuring import Target, announce, fresh_targets, targets  # noqa: F401
 
 ENV_KEY, ENV_BASE_URL, ENV_MODEL = "COURSE_LLM_API_KEY", "COURSE_LLM_BASE_URL", "COURSE_LLM_MODEL"
 

@@ -1,7 +1,7 @@
 """course.llm targets: a measurement goes to a private teaching model and, when configured, to the
 provider; each figure's label comes from the target that produced it."""
 import course.llm
-from course.llm.targets import NO_PROVIDER, PROVIDER_SUFFIX, TEACHING_LABEL
+from course.llm.measuring import NO_PROVIDER, PROVIDER_SUFFIX, TEACHING_LABEL
 from course.usage import read_usage
 from tests.providers.proxy import ProviderProxy
 
