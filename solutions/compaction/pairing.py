@@ -2,9 +2,12 @@
 
 `check_pairing` scans a transcript once and reports the first place where calls and results do
 not pair up, with the same rules a provider enforces (it answers HTTP 400 otherwise).
+`unique_call_ids` repairs the one problem other agents' transcripts often have: a later turn
+reusing an earlier call id (some OpenAI runs and vLLM-served models do).
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -34,7 +37,9 @@ class Pairing:
         return self.ok
 
     def __str__(self) -> str:
-        return self.reason if self.ok else f"message {self.index}: {self.reason}"
+        if self.ok or self.index is None:
+            return self.reason
+        return f"message {self.index}: {self.reason}"
 
 
 def _problem(index: int, kind: str, reason: str, call_id: str | None = None) -> Pairing:
@@ -42,7 +47,9 @@ def _problem(index: int, kind: str, reason: str, call_id: str | None = None) -> 
 
 
 def _role_of(message) -> str | None:
-    return message.get("role") if isinstance(message, dict) else None
+    """The message's role when it is a string (anything else is no role: JSON may hold a list)."""
+    role = message.get("role") if isinstance(message, dict) else None
+    return role if isinstance(role, str) else None
 
 
 def _unanswered(messages: list, at: int, open_calls: dict[str, int]) -> Pairing:
@@ -87,11 +94,12 @@ def check_pairing(messages: list) -> Pairing:
     other message; call ids are unique in one message and across the whole transcript.
     """
     if not isinstance(messages, list):
-        raise TypeError(f"check_pairing expects a list of message dicts, got {type(messages).__name__}")
+        return Pairing(False, None, "malformed", f"check_pairing expects a list of message dicts, "
+                                                 f"got {type(messages).__name__}")
     open_calls: dict[str, int] = {}  # calls still waiting for a result -> their message index
     used: set[str] = set()           # every call id made so far
     for i, message in enumerate(messages):
-        role = message.get("role") if isinstance(message, dict) else None
+        role = _role_of(message)
         if role == "tool":
             call_id = message.get("tool_call_id")
             if not isinstance(call_id, str):
@@ -127,9 +135,64 @@ def check_pairing(messages: list) -> Pairing:
             if call_id in used:
                 return _problem(i, "reused_id", f"call id {call_id!r} was already used at message "
                                                 f"{_earlier(messages, i, call_id, 'assistant')}; "
-                                                f"ids must be unique in a transcript", call_id)
+                                                f"ids must be unique in a transcript "
+                                                f"(unique_call_ids(messages) renames reused ids)",
+                                call_id)
             open_calls[call_id] = i
             used.add(call_id)
     if open_calls:
         return _unanswered(messages, len(messages), open_calls)
     return Pairing(True)
+
+
+def _call_ids(message) -> list:
+    """The ids of an assistant message's calls, whatever their type (malformed ones included)."""
+    calls = message.get("tool_calls") if _role_of(message) == "assistant" else None
+    if not isinstance(calls, list):
+        return []
+    return [call.get("id") for call in calls if isinstance(call, dict)]
+
+
+def unique_call_ids(messages: list) -> list:
+    """A copy of `messages` in which no later turn reuses an earlier turn's tool-call id.
+
+    Some agents' transcripts reuse an id in a later turn (a provider refuses the transcript;
+    code that keys results by id mixes the two calls up). Each reused id is renamed, in the
+    call and in the results that answer it: the tool results right after that assistant
+    message. The new id is the old one plus `-2`, `-3`... (the first suffix no message of the
+    transcript uses), so the same input always gives the same output, and pairing is kept.
+    Ids that are already unique, two calls of one message sharing an id (which result answers
+    which cannot be known), and malformed messages are left as they are: `check_pairing`
+    reports those. The input is not modified; an already-unique transcript comes back equal.
+    """
+    if not isinstance(messages, list):
+        raise ValueError(f"unique_call_ids expects a list of message dicts, got "
+                         f"{type(messages).__name__}")
+    taken = {i for m in messages for i in _call_ids(m) if isinstance(i, str)}
+    taken |= {m.get("tool_call_id") for m in messages
+              if _role_of(m) == "tool" and isinstance(m.get("tool_call_id"), str)}
+    out = copy.deepcopy(messages)
+    used: set[str] = set()          # ids of calls in earlier turns
+    renamed: dict[str, str] = {}    # the current turn's renamings, old id -> new id
+    for message in out:
+        role = _role_of(message)
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if isinstance(call_id, str) and call_id in renamed:
+                message["tool_call_id"] = renamed[call_id]
+            continue
+        renamed = {}
+        ids = [i for i in _call_ids(message) if isinstance(i, str)]
+        for call in message["tool_calls"] if ids else ():
+            old = call.get("id") if isinstance(call, dict) else None
+            if not isinstance(old, str) or old not in used:
+                continue
+            if old not in renamed:
+                n = 2
+                while f"{old}-{n}" in taken:
+                    n += 1
+                renamed[old] = f"{old}-{n}"
+                taken.add(renamed[old])
+            call["id"] = renamed[old]
+        used.update(ids)
+    return out

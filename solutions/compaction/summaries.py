@@ -81,7 +81,8 @@ def rule_based_summary(messages: list[dict]) -> str:
         role = message.get("role")
         if role == "assistant":
             for call in message.get("tool_calls") or ():
-                fn = call.get("function") or {}
+                fn = call.get("function") if isinstance(call, dict) else None
+                fn = fn if isinstance(fn, dict) else {}  # a malformed call is still recorded
                 facts.append(f"called {fn.get('name')} {fn.get('arguments')}")
         elif role == "tool":
             error = _error_of(message.get("content"))

@@ -16,7 +16,8 @@ from solutions.compaction import (BACKUPS_HEADING, COMPACTION_INSTRUCTION,
                                   ModelSummarizer, check_pairing, compact,
                                   drop_oldest_messages, is_summary, load_transcript, replay,
                                   rule_based_summary, save_transcript, should_compact,
-                                  split_head, split_turns, summary_parts)
+                                  split_head, split_turns, summary_parts,
+                                  unique_call_ids)
 from solutions.tokens import count_request_tokens, request_token_ids
 from solutions.truncation import Workspace
 from course.paths import DATA_DIR
@@ -176,8 +177,72 @@ def test_valid_shapes_pass(client):
 
 
 def test_check_pairing_wants_a_list():
-    with pytest.raises(TypeError, match="list of message dicts"):
-        check_pairing({"role": "user"})
+    verdict = check_pairing({"role": "user"})
+    assert (verdict.ok, verdict.index, verdict.kind) == (False, None, "malformed")
+    assert str(verdict) == "check_pairing expects a list of message dicts, got dict"
+
+
+@pytest.mark.parametrize("role", [["user"], {"name": "user"}, 5, None, True])
+def test_a_role_that_is_not_a_string_is_refused_in_a_sentence(role):
+    # JSON from another agent can hold any value; a list role used to raise TypeError
+    messages = HEAD + [{"role": role, "content": "x"}]
+    verdict = check_pairing(messages)
+    assert (verdict.ok, verdict.index, verdict.kind) == (False, 2, "malformed")
+    with pytest.raises(ValueError, match="already broken: message 2: not a message with a known role"):
+        compact(messages)
+    with pytest.raises(ValueError, match="message 2 is not a message with a known role"):
+        split_turns(messages)
+
+
+def test_split_turns_and_compact_refuse_what_is_not_a_list():
+    with pytest.raises(ValueError, match="split_turns expects a list of message dicts, got dict"):
+        split_turns({"role": "user"})
+    with pytest.raises(ValueError, match="already broken: check_pairing expects a list"):
+        compact("not a list")
+
+
+def test_a_call_with_a_malformed_function_is_summarised_not_a_crash():
+    # check_pairing judges ids only; the summary used to raise AttributeError on function: 5
+    messages = HEAD + [asks({"id": "a", "type": "function", "function": 5}), result("a"),
+                       {"role": "assistant", "content": "done"}]
+    small = compact(messages, keep_turns=1)
+    assert "called None None" in small[2]["content"]
+
+
+# ------------------------------------------------------------------ reused ids
+
+
+def test_unique_call_ids_renames_a_reused_id_and_its_result():
+    messages = HEAD + [asks(call("a"), call("b")), result("b"), result("a"),
+                       asks(call("a")), result("a", "second"),
+                       asks(call("a"), call("a-2")), result("a-2"), result("a", "third")]
+    assert check_pairing(messages).kind == "reused_id"
+    before = copy.deepcopy(messages)
+    fixed = unique_call_ids(messages)
+    assert messages == before, "the input must not change"
+    assert check_pairing(fixed).ok, str(check_pairing(fixed))
+    assert [c["id"] for c in fixed[2]["tool_calls"]] == ["a", "b"]     # first use keeps its id
+    assert [c["id"] for c in fixed[5]["tool_calls"]] == ["a-3"]        # a-2 is taken later on
+    assert fixed[6] == result("a-3", "second")
+    assert [c["id"] for c in fixed[7]["tool_calls"]] == ["a-4", "a-2"]
+    assert fixed[9] == result("a-4", "third")
+    assert unique_call_ids(fixed) == fixed
+
+
+def test_unique_call_ids_leaves_unique_and_malformed_transcripts_equal(seed):
+    assert unique_call_ids(seed) == seed and unique_call_ids(seed) is not seed
+    odd = HEAD + ["text", {"role": ["user"]}, asks(call("a"), call("a")), result("a"), result("a"),
+                  asks({"id": ["a"]}), {"role": "tool", "tool_call_id": ["a"], "content": "x"}]
+    assert unique_call_ids(odd) == odd
+    with pytest.raises(ValueError, match="unique_call_ids expects a list"):
+        unique_call_ids({"role": "user"})
+
+
+def test_compact_refusal_of_reused_ids_names_the_helper():
+    messages = HEAD + [asks(call("a")), result("a"), asks(call("a")), result("a")]
+    with pytest.raises(ValueError, match=r"unique_call_ids\(messages\) renames reused ids"):
+        compact(messages)
+    assert check_pairing(compact(unique_call_ids(messages), keep_turns=1)).ok
 
 
 # ------------------------------------------------------------------ turns and head
@@ -203,6 +268,33 @@ def test_split_head_takes_system_messages_and_the_first_task(seed):
     assert split_head(two_system) == (two_system[:3], two_system[3:])
     system = {"role": "system", "content": "a"}
     assert split_head([system, asks(call("x"))]) == ([system], [asks(call("x"))])
+
+
+GREETING = {"role": "assistant", "content": "Hi! How can I help?"}
+TASK = {"role": "user", "content": "Rename the build target to libcore and rebuild."}
+
+
+def test_split_head_keeps_a_greeting_and_the_task_after_it():
+    system = {"role": "system", "content": "a"}
+    messages = [system, GREETING, TASK, asks(call("x")), result("x")]
+    assert split_head(messages) == (messages[:3], messages[3:])
+    assert split_head([GREETING, TASK]) == ([GREETING, TASK], [])
+    # calls before any user message: the task is in the instructions, not in a later message
+    acting = [system, asks(call("x")), result("x"), TASK]
+    assert split_head(acting) == ([system], acting[1:])
+    # a summary is never the task: chained compactions keep the same head
+    summary = compact([system, asks(call("x")), result("x"), GREETING], keep_turns=1)
+    assert split_head(summary) == ([system], summary[1:])
+
+
+def test_compact_keeps_the_task_verbatim_when_the_assistant_speaks_first():
+    messages = [{"role": "system", "content": "You are a build agent."}, GREETING, TASK]
+    for n in range(4):
+        messages += [asks(call(f"c{n}", path=f"src/{n}.c")), result(f"c{n}")]
+    small = compact(messages, keep_turns=1)
+    assert small[:3] == messages[:3] and is_summary(small[3])
+    assert check_pairing(small).ok
+    assert compact(small + [asks(call("c9")), result("c9")], keep_turns=1)[:3] == messages[:3]
 
 
 # ------------------------------------------------------------------ compact
