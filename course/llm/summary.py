@@ -13,7 +13,10 @@ good compaction prompt asks for, filled by rules from every message before the r
                               the lines that give the cause; failures the assistant told in prose
     Open items                the latest unanswered user request, the assistant's last stated
                               plans, failures never followed by a success of the same tool
-    Identifiers (verbatim)    every identifier not already quoted above (see identifiers.py)
+    Identifiers (verbatim)    every identifier not already quoted above (see identifiers.py),
+                              up to MAX_IDENTIFIERS; past that budget the most recently
+                              mentioned ones, which the agent needs to continue, and a line
+                              that counts the older ones left out
 
 A summary found in the transcript (from an earlier compaction) is carried forward section by
 section. It is rule-based: it copies and sorts, it does not understand. Chapter 04 compares it
@@ -59,7 +62,7 @@ SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？]|$)", re.M)
 SUMMARY_TITLE = "Summary of the conversation so far (teaching model, rule-based):"
 SECTIONS = ("Goal", "Constraints", "Confirmed facts", "Changes made", "Failed attempts (and why)",
             "Open items")
-MAX_IDENTIFIERS = 400
+MAX_IDENTIFIERS = 400  # the budget of the identifiers section, in identifiers
 
 
 SUMMARY_WORDS = ("summar", "compact", "condense", "总结", "摘要", "压缩")
@@ -170,7 +173,7 @@ def summarise(messages: list[dict]) -> str:
                 if title in out.items:
                     out.items[title] += items
                 elif title.startswith("Identifiers"):
-                    out.carried_identifiers += [i for i in items if not i.startswith("... and ")]
+                    out.carried_identifiers += [i for i in items if not i.startswith("... ")]
             continue
         if role in ("system", "developer"):
             out.items["Constraints"] += [s for s in _sentences(text) if CONSTRAINT.search(s)]
@@ -211,8 +214,23 @@ def summarise(messages: list[dict]) -> str:
     quoted = set(identifiers(body))
     missing = [i for i in unique(out.carried_identifiers + identifiers("\n".join(all_text)))
                if i not in quoted]
+    kept = _newest(missing, out.carried_identifiers, all_text)
     lines.append("\n## Identifiers (verbatim)")
-    lines += [f"- {i}" for i in missing[:MAX_IDENTIFIERS]] or ["- (none beyond those above)"]
-    if len(missing) > MAX_IDENTIFIERS:
-        lines.append(f"- ... and {len(missing) - MAX_IDENTIFIERS} more: see the full transcript")
+    if len(kept) < len(missing):
+        lines.append(f"- ... {len(missing) - len(kept)} older identifiers left out (mentioned "
+                     f"last before these): see the full transcript")
+    lines += [f"- {i}" for i in kept] or ["- (none beyond those above)"]
     return "\n".join(lines)
+
+
+def _newest(missing: list[str], carried: list[str], texts: list[str]) -> list[str]:
+    """`missing` cut to MAX_IDENTIFIERS: the identifiers mentioned most recently (an earlier
+    summary's count as mentioned first), still in order of first appearance."""
+    if len(missing) <= MAX_IDENTIFIERS:
+        return missing
+    last = {i: (-1, n) for n, i in enumerate(carried)}
+    for t, text in enumerate(texts):
+        for n, i in enumerate(identifiers(text)):
+            last[i] = (t, n)
+    recent = set(sorted(missing, key=last.__getitem__)[-MAX_IDENTIFIERS:])
+    return [i for i in missing if i in recent]

@@ -2,6 +2,8 @@
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from course.llm.identifiers import error_causes, identifiers
 from course.llm.summary import asks_for_summary
@@ -137,3 +139,87 @@ def test_long_successful_output_and_narration_are_left_out(client):
     facts = section(summary_of(client, messages), "Confirmed facts")
     assert facts.splitlines() == ['- assistant: The cache is cold.',
                                   '- run_command({"command": "make"}) -> -- Found ZLIB: /opt/z/libz.so']
+
+
+def long_run(steps: int) -> list[dict]:
+    """A generated agent run in which every step reads a new file and meets a new ticket: two
+    identifiers per step, none of them quoted by the summary's sections."""
+    messages = [{"role": "system", "content": "You are a build agent."},
+                {"role": "user", "content": "Fix every failing unit."}]
+    for i in range(steps):
+        messages.append({"role": "assistant", "content": None,
+                         "tool_calls": [call(f"r{i}", "read_file", {"path": f"src/unit_{i}/main.c"})]})
+        messages.append({"role": "tool", "tool_call_id": f"r{i}",
+                         "content": "line one\nline two\nline three\n"
+                                    f"see ticket BUILD-{10_000 + i} for unit_{i}_owner"})
+    return messages
+
+
+def listed_identifiers(text):
+    return [line[2:] for line in section(text, "Identifiers (verbatim)").splitlines()
+            if line.startswith("- ") and not line.startswith("- ... ")]
+
+
+def test_past_the_budget_the_newest_identifiers_are_kept():
+    # Regression (issue 25 item 4): the section kept the first MAX_IDENTIFIERS identifiers and
+    # dropped the newest, the ones an agent needs to continue.
+    from course.llm.summary import MAX_IDENTIFIERS, summarise
+
+    run = long_run(600)
+    said = "\n".join([m.get("content") or "" for m in run] +
+                     [c["function"]["arguments"] for m in run for c in m.get("tool_calls") or ()])
+    assert len(identifiers(said)) > 1_000
+    text = summarise(run + [REQUEST])
+    listed = listed_identifiers(text)
+    assert len(listed) == MAX_IDENTIFIERS
+    for i in range(560, 600):  # the last steps' identifiers are all there
+        assert f"BUILD-{10_000 + i}" in text and f"unit_{i}_owner" in text
+    assert "BUILD-10000" not in text  # the oldest went
+    left_out = [line for line in section(text, "Identifiers (verbatim)").splitlines()
+                if line.startswith("- ... ")]
+    missing = [i for i in identifiers(said) if i not in text]
+    assert left_out == [f"- ... {len(missing)} older identifiers left out (mentioned last "
+                        f"before these): see the full transcript"]
+
+
+def test_within_the_budget_every_identifier_is_kept():
+    from course.llm.summary import summarise
+
+    run = long_run(150)
+    text = summarise(run + [REQUEST])
+    said = "\n".join([m.get("content") or "" for m in run] +
+                     [c["function"]["arguments"] for m in run for c in m.get("tool_calls") or ()])
+    assert [i for i in identifiers(said) if i not in text] == []
+    assert "left out" not in text
+
+
+def test_an_identifier_mentioned_again_late_counts_as_new():
+    from course.llm.summary import MAX_IDENTIFIERS, summarise
+
+    run = long_run(400)
+    run += [{"role": "assistant", "content": None,
+             "tool_calls": [call("again", "read_file", {"path": "NOTES"})]},
+            {"role": "tool", "tool_call_id": "again",  # a long output: the sections skip it
+             "content": "notes\nmore notes\neven more\nback to ticket BUILD-10001"}]
+    listed = listed_identifiers(summarise(run + [REQUEST]))
+    assert len(listed) == MAX_IDENTIFIERS and "BUILD-10001" in listed
+    assert listed.index("BUILD-10001") < listed.index("BUILD-10399")  # order of first appearance
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(st.integers(1, 700), st.lists(st.integers(0, 699), max_size=5))
+def test_every_identifier_is_listed_or_counted(steps, again):
+    from course.llm.summary import MAX_IDENTIFIERS, summarise
+
+    run = long_run(steps)
+    for i in again:
+        run.append({"role": "user", "content": f"What about BUILD-{10_000 + i % steps}?"})
+    text = summarise(run + [REQUEST])
+    said = "\n".join([m.get("content") or "" for m in run] +
+                     [c["function"]["arguments"] for m in run for c in m.get("tool_calls") or ()])
+    missing = [i for i in identifiers(said) if i not in text]
+    listed = listed_identifiers(text)
+    assert len(listed) <= MAX_IDENTIFIERS
+    assert (f"- ... {len(missing)} older identifiers left out" in text) is bool(missing)
+    for i in again:  # asked about last: never the ones left out
+        assert f"BUILD-{10_000 + i % steps}" in text
