@@ -8,8 +8,10 @@
 
 `parse_skill` reads the front matter with PyYAML's `safe_load` rules (no tags that build Python
 objects), refuses duplicate keys (plain YAML keeps the last one silently, so a second `name`
-could hide behind the first), and checks every field the catalogue relies on. Each defect has
-its own message, so whoever wrote the skill knows what to fix.
+could hide behind the first), keys that are not plain values, anchors and aliases (a few lines
+of aliases can stand for billions of values), and checks every field the catalogue relies on.
+Each defect has its own message, so whoever wrote the skill knows what to fix: a SKILL.md
+comes from outside, so no text makes `parse_skill` raise anything but `SkillError`.
 """
 from __future__ import annotations
 
@@ -38,13 +40,23 @@ class Skill:
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a key given twice in one mapping."""
+    """SafeLoader that refuses a key given twice in one mapping, and any alias."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise SkillError(f"front matter: line {mark.line + 2} uses a YAML alias ('*'); a "
+                             f"skill's front matter is written out in full, without anchors")
+        return super().compose_node(parent, index)
 
 
 def _construct_mapping(loader, node, deep=False):
     seen = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
+        if not isinstance(key, (str, int, float, bool, type(None))):
+            raise SkillError(f"front matter: a key must be a plain word (line "
+                             f"{key_node.start_mark.line + 2}), not a {type(key).__name__}")
         if key in seen:
             raise SkillError(f"front matter: the key {key!r} is given twice (line "
                              f"{key_node.start_mark.line + 2}); YAML would keep only the last one")
@@ -52,7 +64,16 @@ def _construct_mapping(loader, node, deep=False):
     return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
 
 
+def _construct_int(loader, node):
+    value = yaml.SafeLoader.construct_yaml_int(loader, node)
+    if not -2**63 <= value < 2**63:  # larger ones cannot even be printed (Python's digit limit)
+        raise SkillError(f"front matter: the number at line {node.start_mark.line + 2} does not "
+                         f"fit in 64 bits; quote it to keep it as text")
+    return value
+
+
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 def check_skill_name(name) -> str:
@@ -81,23 +102,39 @@ def _split(text: str) -> tuple[str, str]:
     raise SkillError("the front matter is never closed: add a line '---' after the description")
 
 
+def _check_utf8(text: str, what: str) -> None:
+    """A lone surrogate (from a `\\ud800` escape, or a str built by hand) cannot be sent to a
+    model: JSON encoders and tokenizers refuse it later, far from its cause."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SkillError(f"{what} holds a character that is not valid Unicode text (position "
+                         f"{exc.start}: a lone surrogate)") from None
+
+
 def parse_skill(text: str) -> Skill:
     """Parse a SKILL.md text into a Skill, or raise SkillError naming the defect.
 
-    Checks: front matter present and closed; valid YAML under safe_load (no Python tags); a
-    mapping with no duplicate and no unknown keys; `name` a valid skill name; `description` a
-    non-empty string of at most 1024 characters without angle brackets (they could close the
-    catalogue's `<available_skills>` block); a non-empty body. The description's whitespace is
-    collapsed to single spaces (one catalogue line per skill); the body is kept as written.
+    Checks: text that is valid Unicode; front matter present and closed; valid YAML under
+    safe_load (no Python tags, no aliases, not nested deeper than Python can read); a mapping
+    with plain keys, no duplicate and no unknown ones, and values YAML can build; `name` a
+    valid skill name; `description` a non-empty string of at most 1024 characters without
+    angle brackets (they could close the catalogue's `<available_skills>` block); a non-empty
+    body. The description's whitespace is collapsed to single spaces (one catalogue line per
+    skill); the body is kept as written.
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
+    _check_utf8(text, "SKILL.md")
     text = text.removeprefix("\ufeff").replace("\r\n", "\n")
     head, body = _split(text)
     try:
         data = yaml.load(head, Loader=_UniqueKeyLoader)  # SafeLoader underneath: safe_load rules
     except SkillError:
         raise
+    except RecursionError:
+        raise SkillError("front matter is nested too deeply to read: a skill's front matter is a "
+                         "few flat keys") from None
     except yaml.constructor.ConstructorError as exc:
         raise SkillError(f"front matter uses a YAML tag safe_load refuses ({exc.problem}): a "
                          f"skill's metadata is plain text, never an object to build") from None
@@ -106,6 +143,11 @@ def parse_skill(text: str) -> Skill:
         line = f" at line {where.line + 2}" if where is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise SkillError(f"front matter is not valid YAML{line}: {problem}") from None
+    except Exception as exc:  # noqa: BLE001
+        # A value YAML recognises but cannot build (2001-13-45 as a date, `!!timestamp x`):
+        # PyYAML's constructors then raise ValueError, OverflowError, AttributeError...
+        raise SkillError(f"front matter has a value that cannot be read ({exc}): quote it to "
+                         f"keep it as text") from None
     if data is None:
         raise SkillError("the front matter is empty: it needs 'name' and 'description'")
     if not isinstance(data, dict):
@@ -121,6 +163,7 @@ def parse_skill(text: str) -> Skill:
     description = data["description"]
     if not isinstance(description, str):
         raise SkillError(f"description must be text, not {type(description).__name__}")
+    _check_utf8(description, "description")
     description = " ".join(description.split())
     if not description:
         raise SkillError("description is empty: it is all a model sees before loading the skill")

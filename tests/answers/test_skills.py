@@ -4,10 +4,10 @@ import os
 import shutil
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from course.paths import DATA_DIR
-from solutions.skills import (CATALOG_CLOSE, CATALOG_OPEN, Skill, SkillError, add_tools,
+from solutions.skills import (ALLOWED_KEYS, CATALOG_CLOSE, CATALOG_OPEN, Skill, SkillError, add_tools,
                               build_catalog, check_skill_name, load_skill, parse_skill,
                               read_skill_file)
 from solutions.tokens import count_tokens
@@ -85,6 +85,84 @@ def test_parse_never_fails_with_anything_but_skill_error(text):
         return
     check_skill_name(skill.name)
     assert "<" not in skill.description and "\n" not in skill.description
+
+
+# parse_skill meets untrusted text (issue 25, item 6): whatever the front matter, SkillError only.
+
+@pytest.mark.parametrize("head, message", [
+    ("? [a, b]\n: 1\nname: x", "a key must be a plain word"),   # TypeError before
+    ("{a: 1}: 2", "a key must be a plain word"),
+    ("[1]: a\n[1]: b", "a key must be a plain word"),
+    ("name: " + "[" * 3000 + "]" * 3000, "nested too deeply"),   # RecursionError before
+    ("metadata: " + "{a: " * 3000 + "1" + "}" * 3000, "nested too deeply"),
+    ("metadata:\n" + "".join(" " * i + "- \n" for i in range(3000)), "nested too deeply"),
+    ("name: x\ndescription: d\nmetadata: &a [*a]", "uses a YAML alias"),
+    ("name: x\ndescription: d\nversion: 2001-13-45", "cannot be read \\(month must be in 1..12\\)"),
+    ("name: x\ndescription: d\nversion: 2001-02-28 25:00:00", "cannot be read"),
+    ("name: x\ndescription: d\nversion: 0x" + "f" * 5000, "does not fit in 64 bits"),
+    ('name: x\ndescription: "\\ud800"', "description holds a character that is not valid"),
+])
+def test_parse_refuses_hostile_front_matter_with_skill_error(head, message):
+    with pytest.raises(SkillError, match=message):
+        parse_skill(f"---\n{head}\n---\nbody\n")
+
+
+def test_parse_refuses_a_lone_surrogate_anywhere():
+    with pytest.raises(SkillError, match="SKILL.md holds a character"):
+        parse_skill(GOOD + "\ud800")
+
+
+def test_parse_refuses_a_billion_laughs():
+    lines = ["name: x", "description: d", "metadata:", "  a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"  a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)]
+    with pytest.raises(SkillError, match="alias"):
+        parse_skill("---\n" + "\n".join(lines) + "\n---\nbody\n")
+
+
+# Fragments that meet YAML's corners: complex keys, anchors, tags, flow and block nesting,
+# escapes, numbers and dates out of range, document markers.
+YAML_PIECES = ["name: ", "description: ", "metadata: ", "version: ", "license: ",
+               "allowed-tools: ", "demo-skill", "Use when testing.", "? ", ": ", "- ", "[", "]",
+               "{", "}", ", ", "&a ", "*a", "!!binary ", "!!timestamp ", "!!set ", "!!int ",
+               "!!python/object:os.system ", "0x" + "f" * 40, "1e999", "2001-13-45",
+               "2024-02-30 10:00:00", "-.inf", "~", "'", '"', '"\\ud800"', '"\\x00"', "|", ">",
+               "\n", "\n  ", "\n    ", "\t", "#", "---", "...", "%YAML 1.1\n", "<<: ", "<", "é", "\ufeff"]
+front_matter = st.lists(st.sampled_from(YAML_PIECES), max_size=30).map("".join)
+yaml_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20)
+
+
+def _accepted_or_refused_clearly(text):
+    try:
+        skill = parse_skill(text)
+    except SkillError as exc:
+        assert str(exc) and not str(exc).startswith("<")  # a sentence, not a repr
+        return
+    check_skill_name(skill.name)
+    skill.description.encode("utf-8")
+    repr(skill)  # a skill that parsed can be printed (no billion laughs, no giant numbers)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(front_matter, st.sampled_from(["body\n", "", "\n---\n"]))
+def test_parse_raises_only_skill_error_for_generated_front_matter(head, body):
+    _accepted_or_refused_clearly(f"---\n{head}\n---\n{body}")
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.dictionaries(st.sampled_from(sorted(ALLOWED_KEYS)) | st.text(max_size=8), yaml_values,
+                       max_size=6))
+def test_parse_raises_only_skill_error_for_any_yaml_mapping(data):
+    import yaml
+    _accepted_or_refused_clearly(f"---\n{yaml.safe_dump(data, allow_unicode=True)}---\nbody\n")
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.text(max_size=400))
+def test_parse_raises_only_skill_error_for_raw_text_behind_a_fence(text):
+    _accepted_or_refused_clearly("---\n" + text)
 
 
 # ------------------------------------------------------------------ build_catalog
