@@ -17,6 +17,8 @@ answer every run. Set these environment variables to use a real provider instead
     explain(c)     -> why the teaching model gave completion `c` (its `teaching_trace`, a field
                       no real provider sends; for one of theirs it says so)
     rule_table()   -> the teaching model's decision list: (position, rule, what it does)
+    model_table()  -> the teaching model's names: (name, context window in tokens, what for);
+                      a request over its window gets OpenAI's HTTP 400 context_length_exceeded
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ import threading
 
 from course.llm.explain import explain  # noqa: F401
 from course.llm.policy import rule_table  # noqa: F401
+from course.llm.models import MODELS, model_table  # noqa: F401
 from course.llm.server import MODEL_NAME, ServerHandle, TeachingModel  # noqa: F401
 from course.llm.measuring import Target, announce, fresh_targets, targets  # noqa: F401
 

@@ -4,11 +4,18 @@ from __future__ import annotations
 import argparse
 import time
 
-from course.llm import serve
+from course.llm import model_table, serve
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course.llm", description=__doc__)
+    names = "\n".join(f"  {name:<20} {window:>9,} tokens  {about}"
+                      for name, window, about in model_table())
+    parser = argparse.ArgumentParser(
+        prog="python -m course.llm", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=f"model names and their context windows (prompt and reply together):\n{names}\n"
+               f"Any other name is served as teaching-model. A request over the window gets "
+               f"HTTP 400,\ncode context_length_exceeded, as OpenAI answers it.")
     parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (0: any free one)")
     args = parser.parse_args(argv)
     try:

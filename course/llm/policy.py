@@ -6,7 +6,9 @@ requests except the prompt cache, which changes the bill, never the reply. The r
 in this order; the first that decides makes the reply:
 
     #   rule               what it does
-    1   validation         a request a provider would reject gets HTTP 400 naming the problem
+    1   validation         a request a provider would reject gets HTTP 400 naming the problem;
+                           one over the model's context window (course/llm/models.py) gets
+                           OpenAI's 400 context_length_exceeded, stating the limit and its size
     2   tool_choice        "none": no call; a named function: exactly that call; "required": at
                            least one call; parallel_tool_calls false: at most one call per reply
     3   summary            asked to summarise or compact the conversation: a structured summary
@@ -227,9 +229,11 @@ def rule_table() -> list[tuple[int, str, str]]:
     return [(n, rule.name, rule.summary) for n, rule in enumerate(RULES, 1)]
 
 
-def decide(body) -> tuple[Decision, Context]:
-    """Validate the request (HTTP 400 on a problem), then let the first rule that decides reply."""
-    validate_request(body)
+def decide(body, validated: bool = False) -> tuple[Decision, Context]:
+    """Validate the request (HTTP 400 on a problem; skipped when the caller has), then let the
+    first rule that decides reply."""
+    if not validated:
+        validate_request(body)
     ctx = Context(body)
     n, t = len(ctx.messages), len(ctx.tools)
     ctx.note("validation", f"a valid request: {n} message{'s' * (n != 1)}, {t} tool{'s' * (t != 1)}")

@@ -1,12 +1,15 @@
 """The teaching model's HTTP server: an OpenAI-compatible `/v1/chat/completions` on 127.0.0.1.
 
-Standard library only. Every request is answered with JSON; malformed or oversized input gets
-a 4xx error body, and an unexpected failure a 500, never a dead server.
+Standard library only. Every request is answered with JSON, in the OpenAI error shape when it
+is refused: malformed, oversized or over-window input, an unknown path or method, a URL or
+headers too long all get a 4xx (tests/runtime/test_llm_never_500.py posts generated bodies and
+bytes to prove it). A 500 would be a bug in the teaching model; it never takes the server down.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 import threading
 import time
@@ -15,12 +18,17 @@ from array import array
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from course.llm.cache import PrefixCache
+from course.llm.models import MODEL_NAME, MODELS, model_spec, prompt_in_window
 from course.llm.policy import decide, reply_message
-from course.llm.template import completion_token_count, prompt_token_ids
-from course.llm.validation import RequestError
-
-MODEL_NAME = "teaching-model"
+from course.llm.template import completion_token_count
+from course.llm.validation import RequestError, validate_request
 MAX_BODY_BYTES = 64 * 1024 * 1024
+# the `code` of the errors http.server raises by itself (JsonHandler.send_error)
+HTTP_ERROR_CODES = {400: "invalid_request", 405: "method_not_allowed", 408: "request_timeout",
+                    414: "url_too_long", 431: "headers_too_large",
+                    505: "http_version_not_supported"}
+# A JSON escape of a surrogate (\ud800-\udfff): a pair is one character, a lone one is none.
+SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 SOCKET_TIMEOUT_S = 60
 
 
@@ -31,19 +39,26 @@ class TeachingModel:
         self.cache = cache if cache is not None else PrefixCache()  # an empty cache is falsy
 
     def complete(self, body) -> dict:
-        decision, ctx = decide(body)  # validates first: RequestError (HTTP 400) on a problem
-        tokens = prompt_token_ids(ctx.messages, ctx.tools)
+        validate_request(body)  # RequestError (HTTP 400) on a problem
+        spec = model_spec(body["model"])
+        asked = body.get("max_completion_tokens") or body.get("max_tokens")
+        # over the window: HTTP 400 context_length_exceeded, before any rule reads the request
+        tokens = prompt_in_window(spec, body["messages"], body.get("tools"), asked)
+        decision, ctx = decide(body, validated=True)
         seed = hashlib.sha256(array("I", tokens).tobytes()).hexdigest()
         reply = reply_message(decision, ctx, seed)
         cached = self.cache.lookup_and_store(tokens)
         completion = completion_token_count(reply)
-        limit = body.get("max_completion_tokens") or body.get("max_tokens")
+        room = spec.context_window - len(tokens)
+        limit = asked if asked is not None else room
         finish = "tool_calls" if reply.get("tool_calls") else "stop"
-        if limit and completion > limit:
+        if completion > limit:
             # Out of tokens mid-reply, as a provider would be: text is cut; tool calls that do
             # not fit are not sent at all (half a JSON argument is of no use to anyone).
-            ctx.note("max_tokens", f"the reply needs {completion} tokens, max_tokens is {limit}: "
-                                   f"text cut, tool calls withheld")
+            what = (f"max_tokens is {limit}" if asked is not None else
+                    f"the {spec.context_window}-token context window of {spec.name} leaves {room}")
+            ctx.note("max_tokens" if asked is not None else "context_window",
+                     f"the reply needs {completion} tokens, {what}: text cut, tool calls withheld")
             text = reply.get("content") or ""
             reply = {"role": "assistant", "content": self._cut(text, limit) if text else None}
             completion, finish = limit, "length"
@@ -92,7 +107,35 @@ class JsonHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def send_error(self, code, message=None, explain=None):
+        """The errors http.server sends by itself (a bad request line, a URL or headers too
+        long, an unknown method, another HTTP version), as OpenAI-style JSON, not HTML; an
+        unknown method is a 405 rather than http.server's 501."""
+        code = int(code)
+        if code == 501:
+            code, message = 405, (f"Method {self.command!r} is not allowed: this server answers "
+                                  f"GET and POST")
+        short, _ = self.responses.get(code, ("Error", ""))
+        text = {414: "The request line is longer than this server reads (65,536 bytes)",
+                431: f"{message or short}: this server reads at most 100 header lines of at "
+                     f"most 65,536 bytes each"}.get(code, message or short)
+        self.log_error("code %d, message %s", code, text)
+        self.close_connection = True  # what follows on this connection cannot be trusted
+        payload = {"error": {"message": text.rstrip(".") + ".", "type": "invalid_request_error",
+                             "param": None, "code": HTTP_ERROR_CODES.get(code, "invalid_request")}}
+        data = json.dumps(payload).encode()
+        self.send_response(code, short)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Connection", "close")
+        if code == 405:
+            self.send_header("Allow", "GET, POST")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
 
 
 class _Handler(JsonHandler):
@@ -107,7 +150,8 @@ class _Handler(JsonHandler):
         path = self.path.split("?")[0].rstrip("/")
         if path in ("/v1/models", "/models"):
             self._send(200, {"object": "list", "data": [
-                {"id": MODEL_NAME, "object": "model", "created": 0, "owned_by": "course"}]})
+                {"id": spec.name, "object": "model", "created": 0, "owned_by": "course",
+                 "context_window": spec.context_window} for spec in MODELS.values()]})
         elif path in ("", "/health"):
             self._send(200, {"status": "ok", "model": MODEL_NAME})
         else:
@@ -151,7 +195,16 @@ class _Handler(JsonHandler):
                                code="request_too_large")
         raw = self.rfile.read(size)
         try:
-            return json.loads(raw.decode("utf-8"))
+            body = json.loads(raw.decode("utf-8"))
+            if SURROGATE_ESCAPE.search(raw):  # rare: only then look for a lone one
+                json.dumps(body, ensure_ascii=False).encode("utf-8")
+            return body
+        except UnicodeEncodeError:
+            raise RequestError(
+                "We could not parse the JSON body of your request: it escapes a lone surrogate "
+                "(such as \\ud800), which is not a Unicode character. Send text as UTF-8, and a "
+                "character beyond U+FFFF escaped as a pair (\\ud83d\\ude00), never half of one.",
+                code="invalid_json") from None
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             raise RequestError(
                 "We could not parse the JSON body of your request. (HINT: This likely means you "

@@ -126,14 +126,56 @@ def render_text(messages: list, tools: list | None = None) -> str:
 
 def prompt_token_ids(messages: list, tools: list | None = None) -> list[int]:
     """The exact token ids the teaching model sees (and bills as prompt_tokens)."""
+    return pieces_token_ids(render_pieces(messages, tools))
+
+
+def pieces_token_ids(pieces: list[str]) -> list[int]:
+    """The token ids of rendered pieces (render_pieces): each text piece encoded on its own."""
     enc = encoding()
     ids: list[int] = []
-    for piece in render_pieces(messages, tools):
+    for piece in pieces:
         if isinstance(piece, SpecialToken):
             ids.append(IM_START_ID if piece == IM_START else IM_END_ID)
         else:
             ids.extend(enc.encode_ordinary(piece))
     return ids
+
+
+# Bounds on a count from sizes alone, so that a request far over a context window is refused
+# without tokenising it. Both rest on facts about o200k_base's vocabulary that
+# tests/runtime/test_llm_window.py checks token by token:
+#   - every token is at least one byte, so a text has at most as many tokens as UTF-8 bytes;
+#   - no token holds more than MAX_CORE_BYTES bytes that are not ASCII white space;
+#   - no token holds a byte that is not ASCII white space, then ASCII white space, then a
+#     printable ASCII character other than "/": so every such "word start" begins a new token.
+ASCII_SPACE = b" \t\n\r\x0b\x0c"
+MAX_CORE_BYTES = 112
+_WORD_START = bytes(c for c in range(0x21, 0x7F) if c != ord("/"))
+# one byte per byte of text: " " white space, "w" a possible word start, "x" anything else
+_MARKS = bytes(32 if c in ASCII_SPACE else ord("w") if c in _WORD_START else ord("x")
+               for c in range(256))
+
+
+def text_token_bounds(text: str) -> tuple[int, int]:
+    """(at least, at most) len(encoding().encode_ordinary(text)), from the text's bytes only."""
+    data = text.encode("utf-8", "surrogatepass")  # tiktoken counts a lone surrogate as U+FFFD
+    if not data:
+        return 0, 0
+    marks = data.translate(_MARKS)
+    starts = marks.count(b" w") + marks.startswith(b"w")
+    core = len(data) - marks.count(b" ")
+    return max(starts, -(-core // MAX_CORE_BYTES)), len(data)
+
+
+def pieces_byte_ceiling(pieces: list[str]) -> int:
+    """At most this many tokens, cheaply: one per special token, one per byte of text."""
+    return sum(1 if isinstance(p, SpecialToken) else len(p.encode("utf-8", "surrogatepass"))
+               for p in pieces)
+
+
+def pieces_token_floor(pieces: list[str]) -> int:
+    """At least this many tokens, from the pieces' bytes (see text_token_bounds)."""
+    return sum(1 if isinstance(p, SpecialToken) else text_token_bounds(p)[0] for p in pieces)
 
 
 def completion_token_count(message: dict) -> int:

@@ -15,7 +15,10 @@ request to a private teaching model and rewrites the answer the way one provider
                                                                      reasoning models; a broken
                                                                      history's 400 has code null
 
-No shape sends the teaching model's `teaching_trace`: real providers have no such field.
+No shape sends the teaching model's `teaching_trace`: real providers have no such field. A
+request over the context window of the model name it asks for (course/llm/models.py) gets the
+teaching model's 400 `context_length_exceeded` in every shape: OpenAI's and DeepSeek's answer
+(a real Ollama server cuts the prompt to its `num_ctx` instead, silently).
 It imitates the shape of answers, not any provider's model, prices or limits.
 
 Standard library only, like course/llm/server.py. `proxy.requests` counts the chat requests

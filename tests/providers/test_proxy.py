@@ -103,9 +103,23 @@ def test_other_errors_pass_through_unchanged():
 
 
 def test_models_list_passes_through():
+    from course.llm.models import MODELS
+
     with ProviderProxy("deepseek") as proxy:
-        assert [m.id for m in proxy.client().models.list()] == ["teaching-model"]
+        assert [m.id for m in proxy.client().models.list()] == list(MODELS)
         assert proxy.requests == 0, "only chat requests are counted"
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_over_the_window_every_shape_answers_openais_400(shape):
+    # OpenAI and DeepSeek answer a request over the window with this 400; the Ollama shape
+    # passes it through too (a real Ollama server cuts the prompt to its num_ctx instead).
+    with ProviderProxy(shape) as proxy:
+        with pytest.raises(openai.BadRequestError) as refused:
+            proxy.client().chat.completions.create(
+                model="teaching-model-8k", messages=[{"role": "user", "content": "word " * 9_000}])
+    assert refused.value.code == "context_length_exceeded"
+    assert refused.value.body["message"].startswith("This model's maximum context length is 8192 tokens.")
 
 
 def test_environment_points_the_course_at_the_proxy():
