@@ -118,7 +118,77 @@ def vocabulary_setup() -> None:
           f"later imports {later:.3f} s (size check only)")
 
 
+def _post_all(server, bodies: list[bytes]) -> None:
+    import http.client
+
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=600)
+    for raw in bodies:
+        conn.request("POST", "/v1/chat/completions", body=raw,
+                     headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        response.read()
+        assert response.status == 200, response.status
+    conn.close()
+
+
+def throughput(server, clients: int, per_client: int, size: int, salt: str) -> float:
+    """Requests per second with `clients` threads, each sending its own new prompts."""
+    import json
+    from concurrent.futures import ThreadPoolExecutor
+
+    bodies = [[json.dumps({"model": "teaching-model",
+                           "messages": messages_of(size, f"{salt} client {c} request {r}")}).encode()
+               for r in range(per_client)] for c in range(clients)]
+    start = time.perf_counter()
+    with ThreadPoolExecutor(clients) as threads:
+        list(threads.map(lambda mine: _post_all(server, mine), bodies))
+    return clients * per_client / (time.perf_counter() - start)
+
+
+def concurrency_table(rounds: int = 3) -> None:
+    """1 and 8 clients, threads only (the server before this change) and with worker
+    processes, interleaved in rounds on the same machine: the ratios are what to read."""
+    from course.llm.server import ServerHandle
+
+    print(f"\nThroughput, 1 vs 8 concurrent clients (median of {rounds} interleaved rounds; "
+          f"requests per second):")
+    print(f"{'prompt tokens':>14} {'server':<26} {'1 client':>9} {'8 clients':>10} {'8 / 1':>7}")
+    for size, per_client in ((10_000, 12), (100_000, 3)):
+        rates: dict[tuple[str, int], list[float]] = {}
+        servers = {"threads only (before)": ServerHandle(workers=0),
+                   "worker processes (after)": ServerHandle()}
+        for label, server in servers.items():  # warm-up: vocabulary, worker start-up
+            throughput(server, 8, 1, size, f"warm {label}")
+        for r in range(rounds):
+            for label, server in servers.items():
+                for clients in (1, 8):
+                    n = per_client * (8 if clients == 1 else 1)  # the same number of requests
+                    rates.setdefault((label, clients), []).append(
+                        throughput(server, clients, n, size, f"round {r} {label} {clients}"))
+        for label, server in servers.items():
+            one, eight = (statistics.median(rates[(label, c)]) for c in (1, 8))
+            print(f"{size:>14,} {label:<26} {one:>9.1f} {eight:>10.1f} {eight / one:>6.2f}x")
+            server.stop()
+
+
+def again_pattern() -> None:
+    from course.llm.limits import AGAIN, asks_again
+
+    text = "".join(FILLER.format(i=i) for i in range(6_000))  # about 400 KB
+    for label, test in (("AGAIN.search (before)", lambda t: AGAIN.search(t) is not None),
+                        ("asks_again (after)", asks_again)):
+        times = []
+        for _ in range(20):
+            start = time.perf_counter()
+            test(text)
+            times.append(time.perf_counter() - start)
+        print(f"  {label:<22} {statistics.median(times) * 1e3:7.2f} ms on {len(text):,} characters")
+
+
 if __name__ == "__main__":
     latency_table()
     cpu_table()
     vocabulary_setup()
+    print("\nThe `again` test of rule own_state on a long message (median of 20):")
+    again_pattern()
+    concurrency_table()

@@ -17,6 +17,17 @@ from array import array
 from collections import OrderedDict
 
 
+def block_keys(tokens: list[int], block: int) -> list[bytes]:
+    """The chained key of every full block of `tokens` (a partial block is never cached)."""
+    data = array("I", tokens).tobytes()
+    step = block * 4
+    keys, previous = [], b""
+    for start in range(0, (len(tokens) // block) * step, step):
+        previous = hashlib.blake2b(previous + data[start:start + step], digest_size=16).digest()
+        keys.append(previous)
+    return keys
+
+
 class PrefixCache:
     def __init__(self, block: int = 128, minimum: int = 1024, capacity_blocks: int = 200_000):
         if block < 1 or minimum < 0 or capacity_blocks < 1:
@@ -27,19 +38,12 @@ class PrefixCache:
         self._blocks: OrderedDict[bytes, None] = OrderedDict()
         self._lock = threading.Lock()
 
-    def _keys(self, tokens: list[int]) -> list[bytes]:
-        # Keys only for full blocks: a partial block is never reported as cached.
-        data = array("I", tokens).tobytes()
-        step = self.block * 4
-        keys, previous = [], b""
-        for start in range(0, (len(tokens) // self.block) * step, step):
-            previous = hashlib.blake2b(previous + data[start:start + step], digest_size=16).digest()
-            keys.append(previous)
-        return keys
-
     def lookup_and_store(self, tokens: list[int]) -> int:
         """Report how many of `tokens` were cached, then remember this prompt's blocks."""
-        keys = self._keys(tokens)
+        return self.lookup_and_store_keys(block_keys(tokens, self.block))
+
+    def lookup_and_store_keys(self, keys: list[bytes]) -> int:
+        """lookup_and_store for a prompt given by its block_keys (computed anywhere)."""
         with self._lock:
             hits = 0
             for key in keys:

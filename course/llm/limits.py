@@ -90,9 +90,22 @@ def _decline(ctx: Context, call: Call, why: str, reason: str, evidence) -> Decis
                       [ctx.last_user, *evidence])
 
 
+AGAIN_WORDS = ("again", "once more", "one more time")
+
+
+def asks_again(text: str) -> bool:
+    """AGAIN.search(text), cheaply: the regular expression tries its words at every position
+    (about 9 ms on a 400 KB message), a substring search on ASCII text is C-speed."""
+    if text.isascii():  # str.lower and re.I agree on ASCII
+        low = text.lower()
+        if not any(word in low for word in AGAIN_WORDS):
+            return False
+    return AGAIN.search(text) is not None
+
+
 def rule_call_again(ctx: Context, status: tuple[int, dict] | None) -> Decision | None:
     """A request to call again: repeat the latest matching call unless a limit forbids it."""
-    if not AGAIN.search(ctx.request):
+    if not asks_again(ctx.request):
         return None
     named = [name for name in ctx.by_name if _word(ctx.request, name)]
     if not named and not ACT_AGAIN.search(ctx.request):

@@ -7,8 +7,10 @@ bytes to prove it). A 500 would be a bug in the teaching model; it never takes t
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
+import os
 import re
 import sys
 import threading
@@ -17,11 +19,12 @@ import traceback
 from array import array
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from course.llm.cache import PrefixCache
+from course.llm.cache import PrefixCache, block_keys
 from course.llm.models import MODEL_NAME, MODELS, model_spec, prompt_in_window
 from course.llm.policy import decide, reply_message
 from course.llm.template import completion_token_count
 from course.llm.validation import RequestError, validate_request
+from course.llm.workers import Pool
 MAX_BODY_BYTES = 64 * 1024 * 1024
 # the `code` of the errors http.server raises by itself (JsonHandler.send_error)
 HTTP_ERROR_CODES = {400: "invalid_request", 405: "method_not_allowed", 408: "request_timeout",
@@ -33,64 +36,140 @@ SOCKET_TIMEOUT_S = 60
 
 
 class TeachingModel:
-    """The model behind the server: stateless answers plus a prompt cache."""
+    """The model behind the server: stateless answers plus a prompt cache.
 
-    def __init__(self, cache: PrefixCache | None = None):
+    Answers are a pure function of the request (`answer`), so while one request is being
+    answered in the server's thread, concurrent ones are answered in a pool of worker
+    processes (`workers` of them, shared by every server in this process, started on first
+    need; 0: threads only). The prompt cache stays here, in one place: a worker returns the
+    prompt's block keys and the cache is looked up and filled in this process, exactly as for
+    an answer computed in the thread, so every client shares one cache.
+    """
+
+    def __init__(self, cache: PrefixCache | None = None, workers: int | None = None):
         self.cache = cache if cache is not None else PrefixCache()  # an empty cache is falsy
+        self.workers = DEFAULT_WORKERS if workers is None else workers
+        self._busy = 0
+        self._busy_lock = threading.Lock()
 
     def complete(self, body) -> dict:
-        validate_request(body)  # RequestError (HTTP 400) on a problem
-        spec = model_spec(body["model"])
-        asked = body.get("max_completion_tokens") or body.get("max_tokens")
-        # over the window: HTTP 400 context_length_exceeded, before any rule reads the request
-        tokens = prompt_in_window(spec, body["messages"], body.get("tools"), asked)
-        decision, ctx = decide(body, validated=True)
-        seed = hashlib.sha256(array("I", tokens).tobytes()).hexdigest()
-        reply = reply_message(decision, ctx, seed)
-        cached = self.cache.lookup_and_store(tokens)
-        completion = completion_token_count(reply)
-        room = spec.context_window - len(tokens)
-        limit = asked if asked is not None else room
-        finish = "tool_calls" if reply.get("tool_calls") else "stop"
-        if completion > limit:
-            # Out of tokens mid-reply, as a provider would be: text is cut; tool calls that do
-            # not fit are not sent at all (half a JSON argument is of no use to anyone).
-            what = (f"max_tokens is {limit}" if asked is not None else
-                    f"the {spec.context_window}-token context window of {spec.name} leaves {room}")
-            ctx.note("max_tokens" if asked is not None else "context_window",
-                     f"the reply needs {completion} tokens, {what}: text cut, tool calls withheld")
-            text = reply.get("content") or ""
-            reply = {"role": "assistant", "content": self._cut(text, limit) if text else None}
-            completion, finish = limit, "length"
-        return {
-            "id": "chatcmpl-" + seed[:24],
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body["model"],
-            "system_fingerprint": "teaching-model-1",
-            "choices": [{"index": 0, "message": {"refusal": None, **reply},
-                         "logprobs": None, "finish_reason": finish}],
-            "usage": {
-                "prompt_tokens": len(tokens),
-                "completion_tokens": completion,
-                "total_tokens": len(tokens) + completion,
-                "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
-                "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
-                                              "accepted_prediction_tokens": 0,
-                                              "rejected_prediction_tokens": 0},
-            },
-            # Not part of the OpenAI API: why the teaching model replied so (course.llm.explain).
-            # The SDK keeps unknown fields: completion.model_extra["teaching_trace"].
-            "teaching_trace": ctx.trace,
-        }
+        """The chat completion for a request body (RequestError, HTTP 4xx, on a problem)."""
+        payload, tokens = answer(body)
+        self._cached(payload, block_keys(tokens, self.cache.block))
+        return payload
 
-    @staticmethod
-    def _cut(text: str, limit: int) -> str:
-        from course.llm.template import encoding
+    def complete_raw(self, body, raw: bytes) -> dict:
+        """`complete(body)` for a body the server parsed from `raw`: in this thread when no
+        other request is being answered, else in a worker process."""
+        with self._busy_lock:
+            concurrent = self._busy > 0
+            self._busy += 1
+        try:
+            if concurrent and self.workers > 0:
+                outcome = _in_worker(self.workers, raw, self.cache.block)
+                if outcome is not None:
+                    kind, payload, keys = outcome
+                    if kind == "error":
+                        raise _refusal(*payload)
+                    self._cached(payload, keys)
+                    return payload
+            return self.complete(body)
+        finally:
+            with self._busy_lock:
+                self._busy -= 1
 
-        enc = encoding()
-        # limit - 1 tokens of text plus the closing <|im_end|>; drop a trailing partial character
-        return enc.decode_bytes(enc.encode_ordinary(text)[: max(limit - 1, 0)]).decode("utf-8", "ignore")
+    def _cached(self, payload: dict, keys: list[bytes]) -> None:
+        payload["usage"]["prompt_tokens_details"]["cached_tokens"] = self.cache.lookup_and_store_keys(keys)
+
+def answer(body) -> tuple[dict, list[int]]:
+    """The chat completion for a request body, with `cached_tokens` still 0, and the prompt's
+    token ids (for the cache). A pure function of the body: it runs in any process."""
+    validate_request(body)  # RequestError (HTTP 400) on a problem
+    spec = model_spec(body["model"])
+    asked = body.get("max_completion_tokens") or body.get("max_tokens")
+    # over the window: HTTP 400 context_length_exceeded, before any rule reads the request
+    tokens = prompt_in_window(spec, body["messages"], body.get("tools"), asked)
+    decision, ctx = decide(body, validated=True)
+    seed = hashlib.sha256(array("I", tokens).tobytes()).hexdigest()
+    reply = reply_message(decision, ctx, seed)
+    completion = completion_token_count(reply)
+    room = spec.context_window - len(tokens)
+    limit = asked if asked is not None else room
+    finish = "tool_calls" if reply.get("tool_calls") else "stop"
+    if completion > limit:
+        # Out of tokens mid-reply, as a provider would be: text is cut; tool calls that do
+        # not fit are not sent at all (half a JSON argument is of no use to anyone).
+        what = (f"max_tokens is {limit}" if asked is not None else
+                f"the {spec.context_window}-token context window of {spec.name} leaves {room}")
+        ctx.note("max_tokens" if asked is not None else "context_window",
+                 f"the reply needs {completion} tokens, {what}: text cut, tool calls withheld")
+        text = reply.get("content") or ""
+        reply = {"role": "assistant", "content": _cut(text, limit) if text else None}
+        completion, finish = limit, "length"
+    return {
+        "id": "chatcmpl-" + seed[:24],
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body["model"],
+        "system_fingerprint": "teaching-model-1",
+        "choices": [{"index": 0, "message": {"refusal": None, **reply},
+                     "logprobs": None, "finish_reason": finish}],
+        "usage": {
+            "prompt_tokens": len(tokens),
+            "completion_tokens": completion,
+            "total_tokens": len(tokens) + completion,
+            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
+                                          "accepted_prediction_tokens": 0,
+                                          "rejected_prediction_tokens": 0},
+        },
+        # Not part of the OpenAI API: why the teaching model replied so (course.llm.explain).
+        # The SDK keeps unknown fields: completion.model_extra["teaching_trace"].
+        "teaching_trace": ctx.trace,
+    }, tokens
+
+
+def _cut(text: str, limit: int) -> str:
+    from course.llm.template import encoding
+
+    enc = encoding()
+    # limit - 1 tokens of text plus the closing <|im_end|>; drop a trailing partial character
+    return enc.decode_bytes(enc.encode_ordinary(text)[: max(limit - 1, 0)]).decode("utf-8", "ignore")
+
+
+def _refusal(status: int, body: dict) -> RequestError:
+    """The RequestError a worker reported as (status, body)."""
+    error = body["error"]
+    return RequestError(error["message"], error["param"], error["code"], status, error["type"])
+
+
+def _work(raw: bytes, block: int):
+    """In a worker process: ("ok", payload, block keys) or ("error", (status, body), None)."""
+    try:
+        payload, tokens = answer(json.loads(raw))
+    except RequestError as exc:
+        return "error", (exc.status, exc.body()), None
+    return "ok", payload, block_keys(tokens, block)
+
+
+DEFAULT_WORKERS = min(os.cpu_count() or 1, 4)
+_pool: Pool | None = None
+_pool_lock = threading.Lock()
+
+
+def _in_worker(workers: int, raw: bytes, block: int):
+    """`_work` in the process-wide pool of worker processes; None if the worker died (then
+    the caller answers in its own thread)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = Pool(workers)
+            atexit.register(_pool.stop)
+        pool = _pool
+    outcome = pool.run(raw, block)
+    if outcome is not None and outcome[0] == "crash":
+        raise RuntimeError(f"a worker process failed on this request: {outcome[1]}")
+    return outcome
 
 
 class JsonHandler(BaseHTTPRequestHandler):
@@ -160,7 +239,7 @@ class _Handler(JsonHandler):
 
     def do_POST(self):
         try:
-            body = self._read_json()
+            body, raw = self._read_json()
         except RequestError as exc:
             self.close_connection = True  # the rest of the stream may be unread garbage
             self._error(exc)
@@ -171,7 +250,7 @@ class _Handler(JsonHandler):
                                      f"POST /v1/chat/completions.", status=404, code="unknown_url"))
             return
         try:
-            self._send(200, self.model.complete(body))
+            self._send(200, self.model.complete_raw(body, raw))
         except RequestError as exc:
             self._error(exc)
         except Exception as exc:  # a bug in the teaching model must not take the server down
@@ -198,7 +277,7 @@ class _Handler(JsonHandler):
             body = json.loads(raw.decode("utf-8"))
             if SURROGATE_ESCAPE.search(raw):  # rare: only then look for a lone one
                 json.dumps(body, ensure_ascii=False).encode("utf-8")
-            return body
+            return body, raw
         except UnicodeEncodeError:
             raise RequestError(
                 "We could not parse the JSON body of your request: it escapes a lone surrogate "
@@ -221,8 +300,9 @@ class _Server(ThreadingHTTPServer):
 class ServerHandle:
     """A running teaching model. Use as a context manager, or call stop()."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, model: TeachingModel | None = None):
-        self.model = model or TeachingModel()
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, model: TeachingModel | None = None,
+                 workers: int | None = None):
+        self.model = model or TeachingModel(workers=workers)
         handler = type("Handler", (_Handler,), {"model": self.model})
         self._httpd = _Server((host, port), handler)
         self.host, self.port = self._httpd.server_address[:2]
