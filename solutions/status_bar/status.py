@@ -125,10 +125,15 @@ def update_status(status: dict, event: dict) -> dict:
             raise ValueError("a 'todo_rewrite' event needs 'items', a list of {id, content, status}")
         todos = {}
         for item in items:
+            if not isinstance(item, dict):
+                raise ValueError(f"every todo must be a dict {{id, content, status}}, got {item!r}")
             todo_id = str(item.get("id", "")).strip()
             if not todo_id or todo_id in todos:
                 raise ValueError(f"every todo needs a unique non-empty id, got {item.get('id')!r}")
-            todos[todo_id] = {"content": _text(item, "content"),
+            content = item.get("content")
+            if not isinstance(content, str) or not content.strip():
+                raise ValueError(f"todo {todo_id!r} needs a non-empty string 'content', got {content!r}")
+            todos[todo_id] = {"content": content.strip(),
                               "status": _todo_status(item.get("status", "pending"))}
         new["todos"] = todos
     elif kind == "todo_update":
