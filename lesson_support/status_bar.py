@@ -15,6 +15,7 @@ import copy
 import json
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from course.paths import DATA_DIR
 from course.usage import read_usage
@@ -90,11 +91,36 @@ class Run:
         return new_status(limits=self.limits, cwd=self.cwd, budget=self.budget, started=self.started)
 
     def status(self, upto: int, target_args: dict | None = None, follow_up: bool = False) -> dict:
-        """The true status after steps 0 .. upto-1 (with `follow_up`, at the follow-up's time)."""
-        status = replay(self.events(upto, target_args), self.initial_status())
+        """The true status after steps 0 .. upto-1 (with `follow_up`, at the follow-up's time):
+        replay(self.events(upto, target_args)) from the initial status, a fresh copy each call."""
+        if not 0 <= upto <= len(self.steps):
+            raise ValueError(f"upto must be between 0 and {len(self.steps)}, got {upto}")
+        if target_args is None or target_args == self.target_args:
+            status = copy.deepcopy(self._truth[upto])
+        else:
+            status = replay(self.events(upto, target_args), self.initial_status())
         if follow_up:
             status = replay([{"type": "clock", "now": self.follow_up["at"]}], status)
         return status
+
+    @cached_property
+    def _truth(self) -> tuple[dict, ...]:
+        """The status after steps 0 .. k-1 for every k, each carried forward from the one
+        before by step k-1's events: one pass over the run instead of a replay from the start
+        (and a token count of the whole history) for every status asked for. The context's size
+        grows by the tokens of the step's messages alone: the template counts each message on
+        its own (course.llm.template), and the generation prompt once per request."""
+        primer = count_request_tokens([])
+        tokens = count_request_tokens(self.history(0), self.tools)
+        status = self.initial_status()
+        truth = [status]
+        for step in self.steps:
+            tokens += count_request_tokens(step["messages"]) - primer
+            status = replay([{"type": "clock", "now": step["at"]},
+                             *events_from_messages(step["messages"], self.target_args),
+                             {"type": "tokens", "used": tokens}], status)
+            truth.append(status)
+        return tuple(truth)
 
 
 def load_run(name: str = "merchant_refund") -> Run:

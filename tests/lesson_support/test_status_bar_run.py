@@ -127,3 +127,36 @@ def test_every_and_window_are_checked():
         request_messages(RUN, 5, "end", "replace", every=0)
     with pytest.raises(ValueError, match="window"):
         request_messages(RUN, 5, "system", "replace", keep_steps=3)
+
+
+# ------------------------------------------------------------------ the truth, carried forward
+
+def test_the_carried_status_is_the_replay_from_the_start_at_every_step():
+    from solutions.status_bar import replay
+    for upto in range(len(RUN.steps) + 1):
+        for follow_up in (False, True):
+            expected = replay(RUN.events(upto), RUN.initial_status())
+            if follow_up:
+                expected = replay([{"type": "clock", "now": RUN.follow_up["at"]}], expected)
+            assert RUN.status(upto, follow_up=follow_up) == expected, upto
+
+
+def test_a_status_is_a_fresh_copy_and_upto_is_checked():
+    RUN.status(10)["calls"]["call.Xfinity"] = 99
+    assert RUN.status(10)["calls"].get("call.Xfinity") != 99
+    with pytest.raises(ValueError, match="upto must be between 0 and"):
+        RUN.status(len(RUN.steps) + 1)
+
+
+def test_a_replay_counts_the_history_once_per_step_not_once_per_earlier_step(monkeypatch):
+    """Before: every request of the end placements recomputed the status of every earlier step
+    from the start, each with a token count of the whole history (1,540 for one replay)."""
+    import lesson_support.status_bar as module
+    counted = []
+    real = module.count_request_tokens
+    monkeypatch.setattr(module, "count_request_tokens", lambda *a, **k: counted.append(1) or real(*a, **k))
+    run = load_run()
+    last = run.n_requests + 1
+    for j in range(1, last + 1):
+        request_messages(run, j, "end", "replace", follow_up=j == last)
+    assert len(counted) <= len(run.steps) + 2
