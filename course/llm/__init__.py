@@ -27,7 +27,7 @@ import threading
 
 from course.llm.explain import explain  # noqa: F401
 from course.llm.policy import rule_table  # noqa: F401
-from course.llm.models import MODELS, model_table  # noqa: F401
+from course.llm.models import MODELS, SMALL_WINDOW_MODEL, model_table  # noqa: F401
 from course.llm.server import MODEL_NAME, ServerHandle, TeachingModel  # noqa: F401
 from course.llm.measuring import Target, announce, fresh_targets, targets  # noqa: F401
 

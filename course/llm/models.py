@@ -35,6 +35,7 @@ from course.llm.template import (pieces_byte_ceiling, pieces_token_floor, pieces
 from course.llm.validation import RequestError
 
 MODEL_NAME = "teaching-model"
+SMALL_WINDOW_MODEL = "teaching-model-8k"
 # Up to this size a request over the window is tokenised, so its 400 states its exact size
 # (about 0.4 s of work at most); a larger one is refused from its size if that proves it over.
 EXACT_UP_TO_BYTES = 4 * 1024 * 1024
@@ -49,7 +50,7 @@ class ModelSpec:
 
 MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
     ModelSpec(MODEL_NAME, 1_048_576, "the default: every lesson's requests fit"),
-    ModelSpec("teaching-model-8k", 8_192, "a small window, to see the 400 without sending much"),
+    ModelSpec(SMALL_WINDOW_MODEL, 8_192, "a small window, to see the 400 without sending much"),
 )}
 
 
