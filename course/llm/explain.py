@@ -58,8 +58,28 @@ def _reply_line(completion) -> str | None:
     return "reply: text" + (f' ("{first[:70]}{"..." if len(first) > 70 else ""}")' if first else "")
 
 
+WINDOW = ("Every teaching-model name has a context window (course.llm.model_table()): a request "
+          "over it, its prompt plus max_tokens when given, is refused before any rule runs, as "
+          "OpenAI refuses it.")
+
+
+def _refusal(error) -> str | None:
+    """What a refused request says: an `openai.APIStatusError` carries the error body."""
+    status, body = getattr(error, "status_code", None), getattr(error, "body", None)
+    if not isinstance(status, int) or not isinstance(body, dict):
+        return None
+    text = (f"The request was refused (HTTP {status}, code {body.get('code')}), so no rule "
+            f"decided a reply: {body.get('message')}")
+    return text + (" " + WINDOW if body.get("code") == "context_length_exceeded" else "")
+
+
 def explain(completion, width: int = 96) -> Explanation:
-    """Render a completion's teaching_trace for a student (or say plainly that there is none)."""
+    """Render a completion's teaching_trace for a student (or say plainly that there is none).
+    Given the SDK's error for a refused request (openai.BadRequestError), say why it was
+    refused."""
+    refused = _refusal(completion)
+    if refused is not None:
+        return Explanation(textwrap.fill(refused, width), [])
     trace = trace_of(completion)
     if not trace:
         return Explanation(NO_TRACE, [])

@@ -167,3 +167,11 @@ def test_refused_exactly_when_the_prompt_and_max_tokens_exceed_the_window(n, uni
         assert not fits and exc.code == "context_length_exceeded"
     else:
         assert fits and len(tokens) == size
+
+
+def test_explain_says_why_a_request_was_refused(client):
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.chat.completions.create(model=SMALL, messages=user("word " * 9_000))
+    text = str(course.llm.explain(caught.value))
+    assert "HTTP 400, code context_length_exceeded" in text and "context window" in text
+    assert "8192 tokens" in text
