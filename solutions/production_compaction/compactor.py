@@ -16,8 +16,18 @@ model call); only if that is not enough does it call the summariser. After a ful
 it waits `cooldown` requests before it may run again (hysteresis); archiving has its own,
 a high and a low watermark. If the context is still over the window after every enabled layer
 (the breaker is open, or layer 5 is off), the oldest whole turns are dropped so the request
-fits: a sliding window, the loss the layers exist to avoid (counted in `dropped_turns`). With no
-layer at all nothing is touched: the full transcript is sent, over the window or not.
+fits: a sliding window, the loss the layers exist to avoid (counted in `dropped_turns`).
+
+Over the window is never silent. If even that is not enough (the head, the archive or the last
+turn alone is over the window), the compactor logs an "over" event and raises `ContextOverflow`,
+which says how large each part is and carries the context (a provider would answer HTTP 400).
+With no layer at all nothing is touched: the full transcript is sent, and a request over the
+window gets an "over" event, not an exception (it is the baseline the layers are measured
+against).
+
+The transcript must pair calls and results (Chapter 04's `check_pairing`): one that does not is
+refused with a ValueError that says where, as `compact` refuses it. Transcripts from agents that
+reuse a call id in a later turn go through `solutions.compaction.unique_call_ids` first.
 """
 from __future__ import annotations
 
@@ -26,7 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Callable
 
-from solutions.compaction import split_head, split_turns
+from solutions.compaction import check_pairing, split_head, split_turns
 from solutions.production_compaction.archive import archive_message, archive_turn
 from solutions.production_compaction.breaker import CircuitBreaker
 from solutions.production_compaction.budget import ResultStore, budget_tool_results
@@ -91,6 +101,15 @@ class Event:
     edit_point: int | None = None
 
 
+class ContextOverflow(ValueError):
+    """The compactor could not bring the context within the window (every enabled layer ran and
+    the oldest turns were dropped). `context` is what it would send, `tokens` its size."""
+
+    def __init__(self, message: str, context: list[dict], tokens: int, window: int):
+        super().__init__(message)
+        self.context, self.tokens, self.window = context, tokens, window
+
+
 PARTS = ("budget_tool_results", "drop_noise", "archive_turn", "compact_with_breaker")
 
 
@@ -113,7 +132,7 @@ class LayeredCompactor:
         self.parts = impl
         self.meter = TokenMeter(tools)
         self.breaker = CircuitBreaker(settings.max_failures)
-        self.cleared: set[str] = set()
+        self.cleared: dict = {}           # (call id, content) -> what micro shows instead
         self.cut = 0                      # turns absorbed into the archive or a summary
         self.records: list[str] = []
         self._record_of: dict[int, str] = {}
@@ -133,6 +152,7 @@ class LayeredCompactor:
 
     def _kept(self, turns: list[list[dict]], clear_now: bool = False) -> tuple[list[dict], int | None]:
         kept = [m for turn in turns[self.cut:] for m in turn]
+        originals = [m.get("content") for m in kept]  # layers 1-2 keep the messages in order
         if "budget" in self.layers:
             kept = self.parts["budget_tool_results"](kept, self.settings.budget_chars, self.store)
         if "noise" in self.layers:  # pure, so each message is cleaned once
@@ -143,7 +163,7 @@ class LayeredCompactor:
         edit = None
         if "micro" in self.layers or self.cleared:
             kept, edit = micro_compact(kept, self.settings.micro_keep, self.store, self.cleared,
-                                       clear_now and "micro" in self.layers)
+                                       clear_now and "micro" in self.layers, originals)
         return kept, edit
 
     def _context(self, head, turns, clear_now=False) -> tuple[list[dict], int | None]:
@@ -169,7 +189,16 @@ class LayeredCompactor:
         return context
 
     def __call__(self, history: list[dict]) -> list[dict]:
-        """The context to send for the next request, given the full transcript so far."""
+        """The context to send for the next request, given the full transcript so far. Raises
+        ValueError for a transcript whose pairing is broken, ContextOverflow when the layers
+        cannot make it fit the window."""
+        verdict = check_pairing(history)
+        if not verdict:
+            fix = (" (some agents reuse call ids: solutions.compaction.unique_call_ids(messages) "
+                   "returns a copy in which every reused id is made unique)"
+                   if verdict.kind == "reused_id" else "")
+            raise ValueError(f"refusing to compact a transcript whose pairing is broken: "
+                             f"{verdict}{fix}")
         s, w = self.settings, self.settings.window
         self.requests += 1
         head, rest = split_head(history)
@@ -217,4 +246,25 @@ class LayeredCompactor:
                 self.dropped_turns += n
                 self.events.append(Event(self.requests, "drop", f"{n} oldest turns dropped",
                                      before, size))
+        if size > w:
+            self._over(head, context, size)
         return context
+
+    def _over(self, head: list[dict], context: list[dict], size: int) -> None:
+        """Log the request that is over the window; with layers enabled, refuse it."""
+        w = self.settings.window
+        self.events.append(Event(self.requests, "over", f"{size - w:,} tokens over the window",
+                                 size, size))
+        if not self.layers:
+            return
+        memory = self._memory()
+        parts = {"the head (system prompt and task)": self.meter(head) - self.meter([]),
+                 "the archive and summary": self.meter(memory) - self.meter([]) if memory else 0,
+                 "the last turn": self.meter(context[len(head) + len(memory):]) - self.meter([])}
+        raise ContextOverflow(
+            f"the context is {size:,} tokens, over the window of {w:,} after every enabled layer "
+            f"({', '.join(sorted(self.layers, key=LAYERS.index))}) ran and the oldest turns were "
+            f"dropped: " + ", ".join(f"{name} {n:,}" for name, n in parts.items())
+            + " tokens (the tools' definitions make up the rest); a provider would refuse it "
+              "(HTTP 400). Raise the window, enable layer 1 for large results, or shorten the "
+              "head", context, size, w)

@@ -115,7 +115,7 @@ def test_noise_properties(messages):
 # ------------------------------------------------------------------ layer 3
 def test_micro_clears_old_results_and_reports_the_edit_point(run):
     history = run.history(30)
-    cleared = set()
+    cleared = {}
     out, edit = micro_compact(history, 4, ResultStore(), cleared, clear_now=True)
     tools = [i for i, m in enumerate(history) if m["role"] == "tool"]
     assert edit == tools[0] and len(cleared) == len(tools) - 4
