@@ -66,8 +66,61 @@ def run_agent(client, messages: list, tools: list, execute_tool, max_iterations:
             "api_calls": max_iterations}
 
 
+def _content_problems(message: dict, i: int, role: str) -> list[str]:
+    """Content is a string or a list of text parts; only an assistant that makes calls may
+    leave it out (a text-only model, like the teaching model, reads no image or audio parts)."""
+    content = message.get("content")
+    if content is None:
+        if role == "assistant" and message.get("tool_calls") is not None:
+            return []
+        return [f"messages[{i}] ({role}) has no content"]
+    if isinstance(content, str):
+        return []
+    if not isinstance(content, list):
+        return [f"messages[{i}].content is a {type(content).__name__}; content is a string or a "
+                f"list of text parts"]
+    return [f"messages[{i}].content[{j}] is not a text part {{'type': 'text', 'text': '...'}}; "
+            f"a text-only model reads no other kind of part"
+            for j, part in enumerate(content)
+            if not (isinstance(part, dict) and part.get("type") == "text"
+                    and isinstance(part.get("text"), str))]
+
+
+def _call_problems(calls, i: int) -> tuple[list[str], list[str]]:
+    """(problems, ids) of an assistant message's tool_calls: a non-empty list of calls, each
+    {"id": str, "type": "function", "function": {"name": str, "arguments": str}}."""
+    if not isinstance(calls, list) or not calls:
+        return [f"messages[{i}].tool_calls must be a non-empty list of calls (leave the key out "
+                f"when there are none)"], []
+    problems, ids = [], []
+    for j, call in enumerate(calls):
+        where = f"messages[{i}].tool_calls[{j}]"
+        if not isinstance(call, dict):
+            problems.append(f"{where} is a {type(call).__name__}, not a call (a dict)")
+            continue
+        if not isinstance(call.get("id"), str):
+            problems.append(f"{where} has no id (a string the result will name)")
+        else:
+            ids.append(call["id"])
+        if call.get("type", "function") != "function":
+            problems.append(f"{where} has type {call.get('type')!r}; a tool call's type is 'function'")
+        fn = call.get("function")
+        if not isinstance(fn, dict):
+            problems.append(f"{where} has no function (a dict with name and arguments)")
+            continue
+        for key in ("name", "arguments"):
+            if not isinstance(fn.get(key), str):
+                problems.append(f"{where}.function.{key} is a {type(fn.get(key)).__name__}, not a "
+                                f"string (arguments are JSON text, not a dict)")
+    return problems, ids
+
+
 def validate_messages(messages) -> list[str]:
-    """Every problem a provider would reject the message list for, as readable sentences."""
+    """Every problem a provider would reject the message list for, as readable sentences.
+
+    Any value may be passed (a transcript read from JSON can hold anything): a problem is
+    always a sentence in the returned list, never an exception. [] means the list is valid.
+    """
     if not isinstance(messages, list):
         return [f"messages must be a list, not {type(messages).__name__}"]
     if not messages:
@@ -80,9 +133,16 @@ def validate_messages(messages) -> list[str]:
             problems.append(f"messages[{i}] is a {type(message).__name__}, not a dict")
             continue
         role = message.get("role")
-        if role not in ROLES:
-            problems.append(f"messages[{i}] has role {role!r}; the roles are {', '.join(ROLES)}")
+        if not isinstance(role, str) or role not in ROLES:
+            shown = repr(role) if isinstance(role, str) else f"of type {type(role).__name__}"
+            problems.append(f"messages[{i}] has role {shown}; the roles are {', '.join(ROLES)}")
             continue
+        if "name" in message and not isinstance(message["name"], str):
+            problems.append(f"messages[{i}].name is a {type(message['name']).__name__}, not a string")
+        problems += _content_problems(message, i, role)
+        if role != "assistant" and message.get("tool_calls") is not None:
+            problems.append(f"messages[{i}] is a {role} message with tool_calls; only assistant "
+                            f"messages make tool calls")
         if role != "tool" and open_calls:
             for call_id, at in open_calls.items():
                 problems.append(f"tool call {call_id!r} from messages[{at}] has no result before "
@@ -90,7 +150,10 @@ def validate_messages(messages) -> list[str]:
             open_calls.clear()
         if role == "tool":
             call_id = message.get("tool_call_id")
-            if call_id in open_calls:
+            if not isinstance(call_id, str):
+                problems.append(f"messages[{i}] is a tool result without a tool_call_id (a string "
+                                f"naming the call it answers)")
+            elif call_id in open_calls:
                 del open_calls[call_id]
             elif call_id in seen_ids:
                 problems.append(f"messages[{i}] is a result for tool call {call_id!r} that is out "
@@ -98,18 +161,14 @@ def validate_messages(messages) -> list[str]:
             else:
                 problems.append(f"messages[{i}] is a tool result for {call_id!r}, but no earlier "
                                 f"assistant message made that call (an orphan result)")
-        elif role == "assistant" and message.get("tool_calls"):
-            for call in message["tool_calls"]:
-                call_id = call.get("id") if isinstance(call, dict) else None
-                if not call_id:
-                    problems.append(f"messages[{i}] has a tool call without an id")
-                    continue
+        elif role == "assistant" and message.get("tool_calls") is not None:
+            call_problems, ids = _call_problems(message["tool_calls"], i)
+            problems += call_problems
+            for call_id in ids:
                 if call_id in seen_ids:
                     problems.append(f"messages[{i}] reuses the tool call id {call_id!r}")
                 seen_ids.add(call_id)
                 open_calls[call_id] = i
-        elif message.get("content") is None:
-            problems.append(f"messages[{i}] ({role}) has no content")
     for call_id, at in open_calls.items():
         problems.append(f"tool call {call_id!r} from messages[{at}] has no result (the list ends "
                         f"before it is answered)")

@@ -110,6 +110,12 @@ def _validate_messages(messages) -> None:
                                f"messages[{i}].role", "invalid_value")
         if "name" in message:
             _expect(message["name"], (str,), f"messages[{i}].name", "a string")
+        if role != "assistant" and message.get("tool_calls") is not None:
+            # the model code reads tool_calls only from assistants: anywhere else it is refused,
+            # as OpenAI refuses a property a message of that role does not have
+            raise RequestError(f"Invalid parameter: 'messages[{i}].tool_calls': only messages "
+                               f"with role 'assistant' can have tool calls, this one has role "
+                               f"{role!r}.", f"messages[{i}].tool_calls", "invalid_value")
         if role != "tool" and pending:
             raise RequestError(
                 "An assistant message with 'tool_calls' must be followed by tool messages "
@@ -141,8 +147,8 @@ def _validate_messages(messages) -> None:
                         f"conversation.", f"messages[{i}].tool_calls", "duplicate_tool_call_id")
             seen_ids.update(ids)
             pending, pending_from = list(ids), i
-        else:
-            _validate_content(message, i, allow_null=(role == "assistant"))
+        else:  # content may be left out only when there are tool calls (OpenAI's rule)
+            _validate_content(message, i, allow_null=False)
     if pending:
         raise RequestError(
             "An assistant message with 'tool_calls' must be followed by tool messages "
