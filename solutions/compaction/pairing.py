@@ -196,3 +196,14 @@ def unique_call_ids(messages: list) -> list:
             call["id"] = renamed[old]
         used.update(ids)
     return out
+
+
+def text_of(content) -> str | None:
+    """The text of a message's content: a string, or a list of text parts joined (other
+    agents send those); None for anything else (an image part, a malformed content)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text"
+                                         and isinstance(p.get("text"), str) for p in content):
+        return "".join(p["text"] for p in content)
+    return None

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 
+from solutions.compaction.pairing import text_of
+
 SUMMARY_HEADER = "[Compacted history: this message replaces earlier turns of the conversation]"
 BACKUPS_HEADING = ("Full transcripts saved before compacting (JSONL, one message per line; "
                    "open them with read_file):")
@@ -58,7 +60,8 @@ def summary_message(text: str, backups: list[str]) -> dict:
 
 def _error_of(content) -> str | None:
     """The `error` field of a JSON tool result, verbatim (what the study guide's rule keeps)."""
-    if not isinstance(content, str) or "error" not in content:
+    content = text_of(content)  # other agents send results as a list of text parts
+    if content is None or "error" not in content:
         return None
     try:
         data = json.loads(content)

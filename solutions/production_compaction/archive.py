@@ -13,6 +13,7 @@ import json
 import re
 
 from course.llm.identifiers import identifiers
+from solutions.compaction.pairing import text_of
 
 ARCHIVE_HEADER = ("[Archived turns: one record per turn, oldest first. Full outputs are in the "
                   "files they point to; the full transcript is at {transcript}]")
@@ -63,10 +64,10 @@ def archive_turn(turn: list[dict]) -> str:
     first = turn[0]
     role = first.get("role")
     parts = []
-    text = first.get("content") if isinstance(first.get("content"), str) else ""
+    text = text_of(first.get("content")) or ""
     if text:
         parts.append(f"{role}: {_cut_words(' '.join(text.split()), TEXT_CHARS)}")
-    results = {m.get("tool_call_id"): m.get("content") or "" for m in turn[1:]}
+    results = {m.get("tool_call_id"): text_of(m.get("content")) or "" for m in turn[1:]}
     for call in first.get("tool_calls") or ():
         fn = call.get("function") or {}
         outcome = _outcome(str(results.get(call.get("id"), "(no result)")))

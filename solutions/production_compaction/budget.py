@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from solutions.compaction.pairing import text_of  # noqa: F401  (micro and the tests take it from here)
+
 RESULTS_DIR = ".agent/results"
 PREVIEW_MARK = "[output saved to "
 HEAD_LINES, TAIL_LINES, LINE_CHARS = 8, 4, 200
@@ -89,17 +91,6 @@ def preview(text: str, path: str) -> str:
 
 def is_preview(content) -> bool:
     return isinstance(content, str) and content.startswith(PREVIEW_MARK)
-
-
-def text_of(content) -> str | None:
-    """The text of a message's content: a string, or a list of text parts joined (other
-    agents send those); None for anything else (an image part, a malformed content)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text"
-                                         and isinstance(p.get("text"), str) for p in content):
-        return "".join(p["text"] for p in content)
-    return None
 
 
 def budget_tool_results(messages: list[dict], limit: int, store: ResultStore) -> list[dict]:
