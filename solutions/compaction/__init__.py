@@ -24,7 +24,7 @@ Messages use the Chat Completions format: an assistant's `tool_calls` are
 
 The package, one concern per module (this module re-exports all of them):
 
-    pairing      Pairing, check_pairing, unique_call_ids
+    pairing      Pairing, check_pairing, unique_call_ids, text_of
     turns        split_turns, recent_start, split_head
     summaries    rule_based_summary, ModelSummarizer, the summary message
     transcripts  save_transcript, load_transcript, backup_transcript
@@ -34,7 +34,7 @@ The package, one concern per module (this module re-exports all of them):
 from __future__ import annotations
 
 from solutions.compaction.compacting import compact, drop_oldest_messages
-from solutions.compaction.pairing import KNOWN_ROLES, ROLES, Pairing, check_pairing, unique_call_ids
+from solutions.compaction.pairing import KNOWN_ROLES, ROLES, Pairing, check_pairing, text_of, unique_call_ids
 from solutions.compaction.schedule import Replay, replay, sawtooth_points, should_compact
 from solutions.compaction.summaries import (BACKUPS_HEADING, COMPACTION_INSTRUCTION, RULE_TITLE,
                                             SUMMARY_HEADER, ModelSummarizer, is_summary,
@@ -50,5 +50,5 @@ __all__ = [
     "backup_transcript", "check_pairing", "compact", "drop_oldest_messages", "is_summary",
     "load_transcript", "recent_start", "replay", "rule_based_summary", "save_transcript",
     "sawtooth_points", "should_compact", "split_head", "split_turns", "summary_message",
-    "summary_parts", "transcript_jsonl", "unique_call_ids", "self_test",
+    "summary_parts", "transcript_jsonl", "unique_call_ids", "text_of", "self_test",
 ]
