@@ -16,6 +16,7 @@ The package, one concern per module (this module re-exports all of them):
     commands   the attack table and the legitimate commands, loaded and checked
     machine    whether this machine has what an attack needs (bash, gawk), and what follows
     runs       run_attacks, and run_legits against what a plain shell prints
+    workers    the worker processes that judge a table's attacks side by side
     tables     the configurations compared, and format_table, the same on every machine
 """
 from __future__ import annotations
@@ -37,11 +38,14 @@ from lesson_support.redteam.scene import (API_KEY, PROTECTED_TEXT, SAMPLE_WORKSP
                                           link_secret_file, open_scene, scenes_dir)
 from lesson_support.redteam.tables import (ALONE, CONFIGURATIONS, CUMULATIVE, blocked_everywhere,
                                            cell, count_blocked, format_table, table_cell)
-from lesson_support.redteam.tools import (OUTPUT_CAP_BYTES, TOOL_TIMEOUT, hardened_tool,
-                                          naive_tool, tool_for)
+from lesson_support.redteam.tools import (OUTPUT_CAP_BYTES, TOOL_TIMEOUT, HardenedFactory,
+                                          NaiveFactory, hardened_tool, naive_tool, tool_for)
+from lesson_support.redteam.workers import (WORKERS, Worker, WorkerDied, main, map_in_workers,
+                                            serve, stop_workers)
 
 __all__ = [
-    "ALONE", "API_KEY", "ATTACKS", "ATTACKS_BY_NAME", "ATTACKS_FILE", "Attack", "CANARIES",
+    "ALONE", "API_KEY", "HardenedFactory", "NaiveFactory", "WORKERS", "Worker", "WorkerDied",
+    "main", "map_in_workers", "serve", "stop_workers", "ATTACKS", "ATTACKS_BY_NAME", "ATTACKS_FILE", "Attack", "CANARIES",
     "CONFIGURATIONS", "CUMULATIVE", "LAYERS", "LEGIT_COMMANDS", "LEGIT_FILE", "Legit",
     "LegitOutcome", "MEMORY_BUDGET_BYTES", "NEEDS", "OUTPUT_CAP_BYTES", "Outcome",
     "PROTECTED_TEXT", "SAMPLE_WORKSPACE", "SECRET_TOKEN", "SETUPS", "SURVIVOR_GRACE_SECONDS",

@@ -1,5 +1,7 @@
 """Running the tables: each attack in a fresh scene of its own, and each legitimate command
 checked against what a plain shell prints for it.
+
+The attacks of a table run side by side in worker processes (`workers`).
 """
 from __future__ import annotations
 
@@ -10,15 +12,30 @@ from solutions.sandbox.hygiene import minimal_env
 from lesson_support.redteam.commands import ATTACKS, LEGIT_COMMANDS, Attack
 from lesson_support.redteam.judging import Outcome, run_command
 from lesson_support.redteam.scene import Scene, open_scene
+from lesson_support.redteam.tools import HardenedFactory, NaiveFactory
+from lesson_support.redteam.workers import map_in_workers
 
 
 def run_attack(make_tool, attack: Attack) -> Outcome:
     return run_command(make_tool, attack.command, setup=attack.setup)
 
 
+def _sendable(make_tool) -> bool:
+    """Whether the factory can go to a worker: the harness's own factories, without functions
+    passed in (a lab's student functions live in the kernel, which a worker cannot import)."""
+    if isinstance(make_tool, NaiveFactory):
+        return True
+    return isinstance(make_tool, HardenedFactory) and not make_tool.options
+
+
 def run_attacks(make_tool, attacks=ATTACKS) -> dict[str, Outcome]:
-    """Outcome of each attack, by name, each in its own fresh scene."""
-    return {attack.name: run_attack(make_tool, attack) for attack in attacks}
+    """Outcome of each attack, by name, each in its own fresh scene: in the worker processes
+    when `make_tool` can be sent there, one after another in this process otherwise."""
+    attacks = list(attacks)
+    if len(attacks) < 2 or not _sendable(make_tool):
+        return {attack.name: run_attack(make_tool, attack) for attack in attacks}
+    outcomes = map_in_workers(run_attack, [(make_tool, attack) for attack in attacks])
+    return {attack.name: outcome for attack, outcome in zip(attacks, outcomes)}
 
 
 @dataclass(frozen=True)

@@ -294,3 +294,32 @@ def test_a_broken_legitimate_command_is_reported():
         outcome = rt.check_legit(scene, rt.hardened_tool(("parse",))(scene.workspace, scene.env),
                                  "head -n 1 README.md")
     assert outcome.works and outcome.reply == outcome.expected == "# inventory-service\n"
+
+
+# -- the workers that run a table's attacks side by side ------------------------------------------
+
+def echo_attacks(count):
+    return [rt.Attack(f"echo{i}", "test", "echo $PPID", "the pid of the tool's process",
+                      frozenset(), frozenset()) for i in range(count)]
+
+
+def test_a_table_is_judged_in_worker_processes_not_here():
+    outcomes = rt.run_attacks(rt.naive_tool(), echo_attacks(3))
+    pids = {int(o.reply.strip()) for o in outcomes.values()}
+    assert os.getpid() not in pids and all(o.blocked for o in outcomes.values())
+
+
+def test_a_factory_with_functions_passed_in_runs_here():
+    """A lab passes the student's functions, defined in the kernel: no worker could import them."""
+    outcomes = rt.run_attacks(lambda workspace, env: rt.naive_tool()(workspace, env),
+                              echo_attacks(2))
+    assert {int(o.reply.strip()) for o in outcomes.values()} == {os.getpid()}
+    assert not rt.runs._sendable(rt.hardened_tool(("parse",), parse=lambda c: c.split()))
+
+
+def test_an_error_in_a_worker_is_raised_here_and_a_dead_worker_is_replaced():
+    with pytest.raises(ValueError, match="unknown layer"):
+        rt.run_attacks(rt.hardened_tool(("no-such-layer",)), echo_attacks(2))
+    with pytest.raises(rt.WorkerDied, match="ended unexpectedly"):
+        rt.map_in_workers(os._exit, [(3,)])
+    assert len(rt.run_attacks(rt.naive_tool(), echo_attacks(2))) == 2
