@@ -38,7 +38,8 @@ class Worker:
         self.process = subprocess.Popen(
             [sys.executable, "-c", "from lesson_support.redteam.workers import main; main()"],
             stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": path})
+            stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": path},
+            start_new_session=True)  # an interrupt of the kernel's group is not for workers
 
     def call(self, function, *args):
         try:
