@@ -8,10 +8,12 @@ working, and what the hardening costs per command.
    /bin/sh the machine has is printed, and the attacks that need gawk are also run against
    each awk installed (mawk rejects their syntax, gawk runs them).
 2. The legitimate-command table for the same configurations.
-3. Per-command time of the legitimate commands: naive vs hardened without bubblewrap
+3. The naive attack table one attack after another (the old path) vs side by side in the
+   red-team workers (run_attacks), with the cells compared.
+4. Per-command time of the legitimate commands: naive vs hardened without bubblewrap
    (parse + arguments + hygiene; target: under 2x) and with it, as medians over interleaved
    runs, plus the bare start-up cost of bubblewrap (`bwrap ... true` vs `true`).
-4. The cost of the hard-link census (layer 2 walks the workspace, and keeps the result until a
+5. The cost of the hard-link census (layer 2 walks the workspace, and keeps the result until a
    folder in it changes) on the sample workspace and on one of 10,000 files.
 
 Times depend on the machine and its load; compare the ratios.
@@ -122,6 +124,18 @@ def census_times(files: int, repeat: int) -> tuple[float, float]:
         return walk, kept
 
 
+def table_times() -> tuple[float, float, bool]:
+    """Seconds for the naive table one attack after another (the old path, kept here as the
+    reference) and side by side in the workers (run_attacks), and whether the cells agree."""
+    make = rt.tool_for(())
+    rt.run_attacks(make, rt.ATTACKS[:2])  # start the workers, as a lesson's first table does
+    start = time.perf_counter()
+    old = {a.name: rt.cell(rt.run_attack(make, a)) for a in rt.ATTACKS}
+    middle = time.perf_counter()
+    new = {name: rt.cell(o) for name, o in rt.run_attacks(make).items()}
+    return middle - start, time.perf_counter() - middle, old == new
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="passes over the legit commands")
@@ -153,6 +167,10 @@ def main() -> None:
     print("\nLegitimate commands that still work (reply == plain shell output):")
     for title, (works, total) in legit_counts({**cumulative, **alone}).items():
         print(f"  {title:22s} {works:3d}/{total}")
+
+    old, new, same = table_times()
+    print(f"\nThe naive attack table: {old:.1f} s one attack after another, {new:.1f} s in "
+          f"{rt.WORKERS} workers ({old / new:.1f}x faster; same cells: {same})")
 
     times = per_command_times(repeat, with_bwrap=not problem)
     medians = {name: statistics.median(values) for name, values in times.items()}
