@@ -4,6 +4,7 @@ Both work on any object with NoteTool's methods (they never touch files themselv
 """
 from __future__ import annotations
 
+import sqlite3
 from typing import Any, Callable, Iterable, Mapping
 
 from solutions.gssc import Packet
@@ -68,10 +69,14 @@ _ALLOWED = {
 def run_action(tool, arguments: Mapping[str, Any]) -> dict:
     """Tool-call entry point: {"action": ..., ...} in, a JSON-ready dict out.
     Bad input never raises; it comes back as {"ok": False, "error": "..."}."""
+    if not isinstance(arguments, Mapping):
+        return {"ok": False, "error": f"arguments must be a JSON object, not {type(arguments).__name__}"}
     try:
         return {"ok": True, **_dispatch(tool, dict(arguments))}
     except (NoteError, TypeError, ValueError) as exc:
         return {"ok": False, "error": str(exc)}
+    except (OSError, sqlite3.Error) as exc:  # the disk, not the call: still an answer, not a crash
+        return {"ok": False, "error": f"the notes folder could not be used: {exc}"}
 
 
 def _dispatch(tool, args: dict) -> dict:

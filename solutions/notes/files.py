@@ -18,13 +18,16 @@ import tempfile
 from pathlib import Path
 from typing import Union
 
-from solutions.notes.format import (NOTE_ID, Note, NoteFormatError, NoteNotFound,
+from solutions.notes.format import (NOTE_ID, Note, NoteError, NoteFormatError, NoteNotFound,
                                     check_note_id, parse_note)
 
 TOMBSTONES = ".deleted"
 HIGHEST_ID_FILE = ".highest-id"
 TEMPORARY = re.compile(r"\.tmp-[^/]*\.part")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+# Opening a FIFO planted under a note's name would wait for a writer for ever; non-blocking, it
+# opens at once and is then refused as not a regular file. (No effect on regular files.)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _UMASK = os.umask(0o022)  # read the process umask once (setting it back at once)
 os.umask(_UMASK)
 
@@ -75,7 +78,7 @@ def read_note_file(folder: Union[str, Path], note_id: str) -> tuple[str, Note]:
     and NoteFormatError, naming the file, if it cannot be read as a note."""
     path = os.path.join(folder, check_note_id(note_id) + ".md")
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
     except FileNotFoundError:
         raise NoteNotFound(f"no note {note_id}") from None
     except OSError as exc:
@@ -146,11 +149,25 @@ def tombstone_ids(folder: Union[str, Path]) -> set[str]:
     return {name for name in os.listdir(tombs) if NOTE_ID.fullmatch(name)}
 
 
-def read_highest(folder: Union[str, Path]) -> int:
-    """The highest id number written to `.highest-id` (0 if there is none or it is damaged)."""
+def _open_own(path: str, flags: int) -> int | None:
+    """A file descriptor for `path` if it is a regular file with no other name, else None (a
+    symbolic link, a folder, a FIFO, a hard link to a file elsewhere: nothing of ours)."""
     try:
-        fd = os.open(os.path.join(folder, HIGHEST_ID_FILE), os.O_RDONLY | _NOFOLLOW)
-    except OSError:
+        fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK, 0o644)
+    except OSError:  # ELOOP for a link, EISDIR for a folder, ENXIO for a FIFO...
+        return None
+    st = os.fstat(fd)
+    if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+        return fd
+    os.close(fd)
+    return None
+
+
+def read_highest(folder: Union[str, Path]) -> int:
+    """The highest id number written to `.highest-id` (0 if there is none, or it is damaged
+    or not a file of ours: the index, the tombstones and the notes still know the ids)."""
+    fd = _open_own(os.path.join(folder, HIGHEST_ID_FILE), os.O_RDONLY)
+    if fd is None:
         return 0
     with os.fdopen(fd, "rb") as f:
         text = f.read(64).strip()
@@ -160,9 +177,22 @@ def read_highest(folder: Union[str, Path]) -> int:
 def write_highest(folder: Union[str, Path], number: int) -> None:
     """Record the highest id number given out. A plain write, not flushed to disk: the note
     file written next carries the number durably; this file keeps it when that note is later
-    removed by hand and the index is lost too."""
-    fd = os.open(os.path.join(folder, HIGHEST_ID_FILE), os.O_WRONLY | os.O_CREAT | _NOFOLLOW,
-                 0o644)
+    removed by hand and the index is lost too. Whatever else is found under its name is
+    removed first and the file made again; a folder with things in it is reported."""
+    path = os.path.join(folder, HIGHEST_ID_FILE)
+    fd = _open_own(path, os.O_WRONLY | os.O_CREAT)
+    if fd is None:
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                os.rmdir(path)
+            else:
+                os.unlink(path)
+        except OSError as exc:
+            raise NoteError(f"{path} is not a file of NoteTool's and cannot be removed "
+                            f"({exc.strerror}); remove it by hand") from None
+        fd = _open_own(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        if fd is None:
+            raise NoteError(f"{path} could not be made again as a file; remove whatever is there")
     try:
         data = f"{number}\n".encode()
         os.pwrite(fd, data, 0)

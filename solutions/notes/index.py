@@ -19,6 +19,17 @@ postings of the query's terms, newest notes first, a window at a time: it stops 
 older note could still make the top `limit` (an older note can rank higher only by containing
 more of the query's terms, and the postings say which terms still occur further back).
 
+The index trusts nothing it finds (issue 25, item 9): its files must be regular files of its
+own (a symbolic link, a folder or a hard link planted in `.index/` is removed, never followed),
+its schema must be exactly this one, every row it hands out must be well formed and agree with
+the rows around it, and every commit made by a NoteTool leaves a fresh `stamp`, so a commit that
+changes the database without one (another program, an older copy written back) is noticed by
+every tool that has it open. Anything else is `IndexDamaged`, and the caller rebuilds the index
+from the note files (sync.py).
+
+    counts    type -> number of notes, tag -> number of notes, kept by triggers, so `summary`
+              never counts the whole folder
+
 The database runs in WAL mode (one writer, readers never blocked, a commit is one append) with
 `synchronous=NORMAL`: a power cut may lose the last commits of the index, never the note files
 (they are flushed to disk first), and a lost commit is noticed and rebuilt like any other gap.
@@ -27,24 +38,27 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
+import stat
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterable, NamedTuple, Sequence
 
-from solutions.notes.format import Note, NoteError, id_number, note_terms
+from solutions.notes.format import NOTE_ID, NOTE_TYPES, Note, NoteError, id_number, note_terms
 
 INDEX_DIR = ".index"
 DATABASE = "notes.sqlite3"
-FORMAT = "notes-index-1"
+DATABASE_FILES = ("", "-wal", "-shm", "-journal")  # the database and SQLite's files beside it
+FORMAT = "notes-index-2"
 FIRST_WINDOW = 64      # a search looks at the newest 64 notes first, then 4 times as many...
 MAX_BOUND_TERMS = 400  # longer queries pass their terms through a temporary table
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
-SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE notes (
+SCHEMA = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
+    """CREATE TABLE notes (
     rid INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
     number INTEGER NOT NULL,
@@ -52,16 +66,41 @@ CREATE TABLE notes (
     problem TEXT,
     title TEXT, type TEXT, tags TEXT, created_at TEXT, updated_at TEXT, content TEXT,
     updated_us INTEGER
-);
-CREATE INDEX notes_recent ON notes (updated_us, number, rid) WHERE problem IS NULL;
-CREATE INDEX notes_type ON notes (type, updated_us, number, rid) WHERE problem IS NULL;
-CREATE TABLE tags (tag TEXT NOT NULL, rid INTEGER NOT NULL, PRIMARY KEY (tag, rid)) WITHOUT ROWID;
-CREATE TABLE postings (
+)""",
+    "CREATE INDEX notes_recent ON notes (updated_us, number, rid) WHERE problem IS NULL",
+    "CREATE INDEX notes_type ON notes (type, updated_us, number, rid) WHERE problem IS NULL",
+    "CREATE INDEX notes_damaged ON notes (number, id) WHERE problem IS NOT NULL",
+    "CREATE TABLE tags (tag TEXT NOT NULL, rid INTEGER NOT NULL, PRIMARY KEY (tag, rid)) WITHOUT ROWID",
+    "CREATE INDEX tags_of_note ON tags (rid)",  # a note's tags are removed without a scan
+    """CREATE TABLE postings (
     term TEXT NOT NULL, updated_us INTEGER NOT NULL, number INTEGER NOT NULL, rid INTEGER NOT NULL,
     PRIMARY KEY (term, updated_us, number, rid)
-) WITHOUT ROWID;
-"""
-_TABLES = {"meta", "notes", "tags", "postings"}
+) WITHOUT ROWID""",
+    """CREATE TABLE counts (kind TEXT NOT NULL, key TEXT NOT NULL, n INTEGER NOT NULL,
+    PRIMARY KEY (kind, key)) WITHOUT ROWID""",
+    """CREATE TRIGGER count_type AFTER INSERT ON notes WHEN NEW.problem IS NULL BEGIN
+    INSERT INTO counts VALUES ('type', NEW.type, 1) ON CONFLICT DO UPDATE SET n = n + 1; END""",
+    """CREATE TRIGGER uncount_type AFTER DELETE ON notes WHEN OLD.problem IS NULL BEGIN
+    UPDATE counts SET n = n - 1 WHERE kind = 'type' AND key = OLD.type; END""",
+    """CREATE TRIGGER count_tag AFTER INSERT ON tags BEGIN
+    INSERT INTO counts VALUES ('tag', NEW.tag, 1) ON CONFLICT DO UPDATE SET n = n + 1; END""",
+    """CREATE TRIGGER uncount_tag AFTER DELETE ON tags BEGIN
+    UPDATE counts SET n = n - 1 WHERE kind = 'tag' AND key = OLD.tag; END""",
+)
+
+
+def _expected_schema() -> frozenset:
+    """What sqlite_master holds in a database made from SCHEMA (compared on every open)."""
+    db = sqlite3.connect(":memory:")
+    try:
+        for statement in SCHEMA:
+            db.execute(statement)
+        return frozenset(db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
+    finally:
+        db.close()
+
+
+_SCHEMA_ROWS = _expected_schema()
 _COLUMNS = ("rid, id, number, file_key, problem, title, type, tags, created_at, updated_at, content, "
             "updated_us")
 
@@ -81,8 +120,31 @@ class Row(NamedTuple):
     updated_us: int | None
 
     def note(self) -> Note:
-        return Note(self.id, self.title, self.type, tuple(json.loads(self.tags)),
-                    self.created_at, self.updated_at, self.content)
+        """The note this row holds; IndexDamaged if the row is not one the index writes."""
+        try:
+            tags = json.loads(self.tags)
+            if not isinstance(tags, list):
+                raise ValueError("its tags are not a list")
+            note = Note(self.id, self.title, self.type, tuple(tags), self.created_at,
+                        self.updated_at, self.content)
+            if (self.problem is not None or self.number != id_number(note.id)
+                    or self.updated_us != micros(note.updated_at)):
+                raise ValueError("its columns disagree")
+        except (NoteError, TypeError, ValueError) as exc:
+            raise IndexDamaged(f"the index's row for {str(self.id)[:40]!r} is malformed ({exc})") from None
+        return note
+
+    def brief(self) -> dict:
+        """Id, title, type and update time, checked like `note` checks the whole row."""
+        if not (isinstance(self.id, str) and NOTE_ID.fullmatch(self.id) and self.problem is None
+                and isinstance(self.title, str) and self.title.strip()
+                and self.type in NOTE_TYPES and isinstance(self.updated_at, str)):
+            raise IndexDamaged(f"the index's row for {str(self.id)[:40]!r} is malformed")
+        return {"id": self.id, "title": self.title, "type": self.type, "updated_at": self.updated_at}
+
+
+class IndexDamaged(NoteError):
+    """The index is not what a NoteTool wrote: the caller rebuilds it from the note files."""
 
 
 def micros(moment: datetime) -> int:
@@ -90,21 +152,43 @@ def micros(moment: datetime) -> int:
     return (moment - _EPOCH) // timedelta(microseconds=1)
 
 
-def damaged(exc: sqlite3.Error) -> bool:
-    """Whether an SQLite error means the database file itself is damaged or not ours (and so
-    should be rebuilt), rather than a busy disk or a mistake in a query."""
+def damaged(exc: BaseException) -> bool:
+    """Whether an error means the index is damaged or not ours (and so should be rebuilt from
+    the files), rather than a busy disk or a mistake in a query."""
+    if isinstance(exc, IndexDamaged):
+        return True
     if type(exc) is sqlite3.DatabaseError:  # "file is not a database", "disk image is malformed"
+        return True
+    if isinstance(exc, sqlite3.IntegrityError):  # rows our writes cannot make (orphans, copies)
         return True
     return isinstance(exc, sqlite3.OperationalError) and str(exc).startswith(
         ("no such table", "no such column"))
 
 
+def _remove(path: str | Path) -> None:
+    """Remove whatever is at `path` without following it (a folder with what is in it)."""
+    try:
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _own_file(path: str | Path) -> bool:
+    """Whether `path` is missing or a regular file with no other name (so not a symbolic link,
+    a folder, a device, or a hard link to a file elsewhere)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return True
+    return stat.S_ISREG(st.st_mode) and st.st_nlink == 1
+
+
 def _remove_database(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        try:
-            os.unlink(f"{path}{suffix}")
-        except FileNotFoundError:
-            pass
+    for suffix in DATABASE_FILES:
+        _remove(f"{path}{suffix}")
 
 
 class NoteIndex:
@@ -115,33 +199,43 @@ class NoteIndex:
         self.path = self.dir / DATABASE
         self.db: sqlite3.Connection | None = None
         self.salvaged_highest = 0  # the highest id read from a database that had to be replaced
+        self.stamp: str | None = None    # the last stamp this tool wrote or accepted
+        self.version: int | None = None  # PRAGMA data_version when it did
 
     # ----------------------------------------------------------------- opening
 
     def open(self) -> bool:
         """Open the database. Returns True when it had to be (re)created empty: it was missing,
-        unreadable, or not this format; the caller then rebuilds it from the note files."""
-        if self.dir.is_symlink():
-            raise NoteError(f"{self.dir} is a symbolic link; refusing to keep the index there")
+        unreadable, not this format or not only ours; the caller then rebuilds it from the
+        note files. Whatever is in the index's place and is not a regular file of its own is
+        removed first: SQLite would follow a symbolic link and write where it points."""
+        if self.dir.is_symlink() or (self.dir.exists() and not self.dir.is_dir()):
+            _remove(self.dir)
         self.dir.mkdir(exist_ok=True)
-        existed = self.path.exists()
-        if existed:
+        paths = [f"{self.path}{suffix}" for suffix in DATABASE_FILES]
+        if not all(map(_own_file, paths)):
+            _remove_database(self.path)
+        if self.path.exists():
             try:
                 self.db = self._connect()
-                tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-                if tables == _TABLES and self.get("format") == FORMAT:
+                schema = frozenset(self.db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
+                if schema == _SCHEMA_ROWS and self.get("format") == FORMAT:
+                    self._accept()
                     return False
-                self.salvaged_highest = int(self.get("highest") or 0) if "meta" in tables else 0
+                self.salvaged_highest = int(self.get("highest") or 0)
             except (sqlite3.DatabaseError, ValueError):
                 pass
             self.close()
             _remove_database(self.path)
         self.db = self._connect()
         with self.transaction():
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    self.db.execute(statement)
+            for statement in SCHEMA:
+                self.db.execute(statement)
             self.set("format", FORMAT)
+        if not all(map(_own_file, paths)):  # planted while SQLite was opening them
+            self.close()
+            raise NoteError(f"something replaced the index's files in {self.dir} while they were "
+                            "being opened; nothing was written through it")
         return True
 
     def _connect(self) -> sqlite3.Connection:
@@ -159,13 +253,31 @@ class NoteIndex:
 
     @contextmanager
     def transaction(self):
+        """A write transaction, which leaves a fresh stamp: the mark of a NoteTool's commit."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield
+            self.set("stamp", os.urandom(8).hex())
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
+        self._accept()
+
+    def _accept(self) -> None:
+        """Take the database as it is now as known good."""
+        self.version = self.db.execute("PRAGMA data_version").fetchone()[0]
+        self.stamp = self.get("stamp")
+
+    def changed_behind(self) -> bool:
+        """Whether someone committed to the database without leaving a stamp since this tool
+        last looked (SQLite's data_version moves with every other connection's commit; another
+        NoteTool's commit also leaves a new stamp)."""
+        if self.db.execute("PRAGMA data_version").fetchone()[0] == self.version:
+            return False
+        stamp = self.stamp
+        self._accept()
+        return self.stamp == stamp
 
     # ----------------------------------------------------------------- meta
 
@@ -254,8 +366,11 @@ class NoteIndex:
     # ----------------------------------------------------------------- questions
 
     def problems(self) -> list[tuple[str, str]]:
-        return list(self.db.execute(
+        found = list(self.db.execute(
             "SELECT id, problem FROM notes WHERE problem IS NOT NULL ORDER BY number, id"))
+        if not all(isinstance(i, str) and isinstance(p, str) for i, p in found):
+            raise IndexDamaged("a damaged note's row in the index is malformed")
+        return found
 
     def max_number(self) -> int:
         return self.db.execute("SELECT COALESCE(MAX(number), 0) FROM notes").fetchone()[0]
@@ -338,13 +453,24 @@ class NoteIndex:
         order = {rid: i for i, (rid, _) in enumerate(best)}
         rows = self._rows(f"SELECT {_COLUMNS} FROM notes WHERE rid IN ({','.join('?' * len(order))})",
                           list(order))
-        return sorted((r for r in rows if r.problem is None), key=lambda r: order[r.rid])
+        if sorted((r.rid, r.updated_us, r.number) for r in rows if r.problem is None) != sorted(
+                (rid, key[1], key[2]) for rid, key in best):
+            raise IndexDamaged("the search postings name notes the index does not hold")
+        return sorted(rows, key=lambda r: order[r.rid])
 
-    def summary_rows(self) -> dict:
-        """Counts by type and tag, every blocker and the five newest notes (as rows)."""
-        by_type = dict(self.db.execute(
-            "SELECT type, COUNT(*) FROM notes WHERE problem IS NULL GROUP BY type"))
-        tags = list(self.db.execute(
-            "SELECT tag, COUNT(*) AS n FROM tags GROUP BY tag ORDER BY n DESC, tag"))
-        return {"by_type": by_type, "tags": tags, "blockers": self.newest("blocker"),
-                "recent": self.newest(limit=5)}
+    def counts(self, kind: str) -> list[tuple[str, int]]:
+        """(type or tag, number of notes), most notes first, read from the counts the triggers
+        keep (so the cost is the number of types or tags, not of notes)."""
+        return list(self.db.execute("SELECT key, n FROM counts WHERE kind = ? AND n > 0 "
+                                    "ORDER BY n DESC, key", (kind,)))
+
+    def briefs(self, note_type: str | None = None, limit: int | None = None) -> list[Row]:
+        """Like `newest`, without the content (for summaries)."""
+        columns = "rid, id, number, file_key, problem, title, type, NULL, NULL, updated_at, NULL, updated_us"
+        where, params = self._filters(note_type, (), on_notes=True)
+        sql = (f"SELECT {columns} FROM notes WHERE problem IS NULL{where} "
+               "ORDER BY updated_us DESC, number DESC, rid DESC")
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return self._rows(sql, params)

@@ -12,9 +12,13 @@ from solutions.gssc import overlap, query_terms
 from solutions.notes.format import Note, NoteError, id_number, utf8_text
 
 
+MAX_LIMIT = 2**63 - 1  # SQLite's largest integer: any larger limit means the same, "all"
+
+
 def check_limit(limit) -> int:
-    if not isinstance(limit, int) or limit < 0:
-        raise NoteError(f"limit must be a whole number >= 0, got {limit!r}")
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 0 <= limit <= MAX_LIMIT:
+        shown = repr(limit) if len(repr(limit)) <= 40 else repr(limit)[:40] + "..."
+        raise NoteError(f"limit must be a whole number from 0 to {MAX_LIMIT}, got {shown}")
     return limit
 
 

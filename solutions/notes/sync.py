@@ -14,6 +14,13 @@ times). Before every call the two are made to agree:
   then costs one `stat` per note;
 - a note about to be returned or changed is checked once more on its own.
 
+The index is checked too, at the point of use (index.py says how): a database that is not a
+regular file of its own, a schema that is not ours, a commit no NoteTool made, a row that is
+malformed or disagrees with the rows around it. Whoever meets such damage does the same thing,
+whatever the damage: discard the index, rebuild it from the note files, and run the action again
+(`IndexedFolder.call`). An action changes a note file only after its last read of the index,
+and what it then writes to the index is healed the same way, so no change is ever made twice.
+
 A file that cannot be read is recorded as damaged, with the reason, and left as it is.
 Every call holds an exclusive `flock` on the folder, so two processes never interleave.
 (fcntl locks need Linux or macOS.)
@@ -27,14 +34,25 @@ import sqlite3
 import threading
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from solutions.notes import files
 from solutions.notes.format import (NOTE_FILE, Note, NoteError, NoteFormatError, NoteNotFound,
                                     id_number, note_path, render_note)
-from solutions.notes.index import NoteIndex, Row, damaged
+from solutions.notes.index import IndexDamaged, NoteIndex, Row, damaged
 from solutions.notes.watch import FolderWatch
 
 LEGACY_INDEX = "index.json"  # the JSON index of the course's first NoteTool, read once if found
+T = TypeVar("T")
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Which file is at `path` (device, inode), without following a symbolic link."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 class IndexedFolder:
@@ -43,54 +61,68 @@ class IndexedFolder:
     def __init__(self, folder: Path):
         self.folder = Path(folder)
         self.index = NoteIndex(self.folder)
-        self.opened_ino: int | None = None  # the database file that is open
+        self.opened: tuple[int, int] | None = None  # the database file that is open
         self.watch = FolderWatch()  # inactive until the folder is opened
         self.cache: dict[str, tuple[str, Note]] = {}  # id -> (file key, note)
         self.thread_lock = threading.Lock()
+        self.files_changed = False  # whether the running action has changed a note file yet
 
     @contextmanager
-    def locked(self, check_all: bool = False):
+    def _folder_lock(self):
         with self.thread_lock:
             fd = os.open(self.folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd is closed
-                try:
-                    self.sync(check_all)
-                except sqlite3.DatabaseError as exc:  # a damaged database: rebuild from the files
-                    if not damaged(exc):
-                        raise
-                    self.discard_index()
-                    self.sync(check_all)
-                try:
-                    yield
-                except sqlite3.DatabaseError as exc:
-                    if not damaged(exc):
-                        raise
-                    self.discard_index()
-                    raise NoteError(f"the index was damaged ({exc}); it has been discarded and "
-                                    "is rebuilt from the note files on the next call") from None
+                yield
             finally:
                 os.close(fd)
 
+    def call(self, action: Callable[[], T], check_all: bool = False) -> T:
+        """`action()` under the folder lock, the index brought in step first. If the index turns
+        out damaged, before or during the action, it is rebuilt from the files and the action
+        runs once more (it had changed no file: see the module docstring)."""
+        with self._folder_lock():
+            for attempt in (1, 2):
+                self.files_changed = False
+                try:
+                    self.sync(check_all)
+                    return action()
+                except (IndexDamaged, sqlite3.Error) as exc:
+                    if not damaged(exc):
+                        raise
+                    self.discard_index()
+                    if attempt == 2 or self.files_changed:
+                        raise NoteError(f"the index was damaged ({exc}) and has been discarded; "
+                                        "it is rebuilt from the note files on the next call") from None
+
     def discard_index(self) -> None:
         self.index.close()
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", "-wal", "-shm", "-journal"):
             try:
                 os.unlink(f"{self.index.path}{suffix}")
-            except FileNotFoundError:
-                pass
-        self.opened_ino = None
+            except (FileNotFoundError, IsADirectoryError):
+                pass  # a folder planted there is removed by the next open
+        self.opened = None
+
+    def changed(self, change: Callable[[], None]) -> None:
+        """Record in the index a change just made to the note files (which are the truth): a
+        damaged index is rebuilt from them instead, which includes the change."""
+        self.files_changed = True
+        try:
+            with self.index.transaction():
+                change()
+        except (IndexDamaged, sqlite3.Error) as exc:
+            if not damaged(exc):
+                raise
+            self.discard_index()
+            self.sync(check_all=False)
 
     def sync(self, check_all: bool) -> None:
         """Bring the index in step with the files before an operation (see the module docstring)."""
-        try:
-            current = os.stat(self.index.path).st_ino
-        except FileNotFoundError:
-            current = None
-        if self.opened_ino is None or current != self.opened_ino:
+        if self.opened is None or _identity(self.index.path) != self.opened:
             self.index.close()
             fresh = self.index.open()
-            self.opened_ino = os.stat(self.index.path).st_ino
+            self.opened = _identity(self.index.path)
             self.cache.clear()
             self.watch.close()
             self.watch = FolderWatch(self.folder)  # before the check: nothing falls in between
@@ -99,6 +131,8 @@ class IndexedFolder:
             else:
                 self.check_files()
             return
+        if self.index.changed_behind():
+            raise IndexDamaged("the index was changed by something other than a NoteTool")
         if self.watch.active:
             changed = self.watch.changes()
             if changed is not None:
@@ -196,7 +230,8 @@ class IndexedFolder:
         legacy = self.folder / LEGACY_INDEX
         if legacy.is_file() and not legacy.is_symlink():
             legacy.unlink()  # its next id is kept; the SQLite index replaces it
-            self.index.set("folder_key", files.folder_key(self.folder))
+            with self.index.transaction():
+                self.index.set("folder_key", files.folder_key(self.folder))
 
     def legacy_highest(self) -> int:
         try:
@@ -246,10 +281,12 @@ class IndexedFolder:
         text = render_note(note) if text is None else text  # raises before anything is written
         files.write_atomic(note_path(self.folder, note.id), text)
         key = files.lstat_key(self.folder, note.id)
-        with self.index.transaction():
+
+        def record():
             self.index.put(note, key)
             self.index.raise_highest(id_number(note.id))
             self.index.set("folder_key", files.folder_key(self.folder))
+        self.changed(record)
         self.cache[note.id] = (key, note)
         return note
 
@@ -266,9 +303,11 @@ class IndexedFolder:
         # Tombstone first: if we crash after it, the id is still never reused.
         files.make_tombstone(self.folder, note_id)
         os.unlink(note_path(self.folder, note_id))
-        with self.index.transaction():
+
+        def record():
             self.index.remove(note_id)
             self.index.set("folder_key", files.folder_key(self.folder))
+        self.changed(record)
         self.cache.pop(note_id, None)
         return note
 

@@ -23,7 +23,7 @@ from solutions.gssc import Packet, query_terms
 from solutions.notes import adapters, files
 from solutions.notes.format import (NOTE_TYPES, Note, check_note_id, check_tags, check_time,
                                     check_type, render_note, utf8_text)
-from solutions.notes.index import Row
+from solutions.notes.index import IndexDamaged
 from solutions.notes.search import check_limit
 from solutions.notes.sync import LEGACY_INDEX, IndexedFolder
 
@@ -53,8 +53,7 @@ class NoteTool:
         self.clock = clock or utc_now
         self._store = IndexedFolder(self.folder)
         self.index = self._store.index
-        with self._store.locked():
-            pass
+        self._store.call(lambda: None)
 
     def _now(self) -> datetime:
         return check_time(self.clock(), "the clock's time")
@@ -69,24 +68,25 @@ class NoteTool:
 
     def create(self, title: str, content: str = "", type: str = "general",
                tags: Sequence[str] = ()) -> Note:
-        with self._store.locked():
+        def create():
             now = self._now()
             number = self._store.next_number()
             note = Note(f"note-{number:04d}", title, type, check_tags(tags), now, now, content)
             text = render_note(note)  # refuse bad input before the id is spent
             files.write_highest(self.folder, number)
             return self._store.write(note, text)
+        return self._store.call(create)
 
     def read(self, note_id: str) -> Note:
         check_note_id(note_id)
-        with self._store.locked():
-            return self._store.current(note_id)
+        return self._store.call(lambda: self._store.current(note_id))
 
     def update(self, note_id: str, *, title: str | None = None, content: str | None = None,
                type: str | None = None, tags: Sequence[str] | None = None) -> Note:
         """Change the fields given (None leaves a field as it is) and stamp updated_at."""
         check_note_id(note_id)
-        with self._store.locked():
+
+        def update():
             old = self._store.current(note_id)
             changes: dict[str, Any] = {"updated_at": self._now()}
             if title is not None:
@@ -98,12 +98,12 @@ class NoteTool:
             if tags is not None:
                 changes["tags"] = check_tags(tags)
             return self._store.write(replace(old, **changes))  # replace() validates like new
+        return self._store.call(update)
 
     def delete(self, note_id: str) -> Note:
         """Remove a note; its id stays taken for ever (a tombstone in .deleted/)."""
         check_note_id(note_id)
-        with self._store.locked():
-            return self._store.delete(note_id)
+        return self._store.call(lambda: self._store.delete(note_id))
 
     def list(self, type: str | None = None, tags: Sequence[str] | None = None,
              limit: int | None = None) -> list[Note]:
@@ -111,8 +111,9 @@ class NoteTool:
         type, tags = self._filters(type, tags)
         if limit is not None:
             check_limit(limit)
-        with self._store.locked(check_all=True):
-            return [self._store.note(r) for r in self.index.newest(type, tags, limit)]
+        return self._store.call(
+            lambda: [self._store.note(r) for r in self.index.newest(type, tags, limit)],
+            check_all=True)
 
     def search(self, query: str, limit: int = 10, type: str | None = None,
                tags: Sequence[str] | None = None) -> list[Note]:
@@ -120,42 +121,42 @@ class NoteTool:
         check_limit(limit)
         wanted = query_terms(utf8_text(query, "query"))
         type, tags = self._filters(type, tags)
-        with self._store.locked(check_all=True):
+
+        def search():
             rows = self.index.search(wanted, limit, type, tags)
             if not self._store.verified(rows):  # a file changed in place: rank with its new text
                 rows = self.index.search(wanted, limit, type, tags)
             return [self._store.note(r) for r in rows]
+        return self._store.call(search, check_all=True)
 
     def summary(self) -> dict:
         """Counts by type and tag, the open blockers, the five latest notes, damaged files."""
-        with self._store.locked(check_all=True):
-            rows = self.index.summary_rows()
-            damaged = self.index.problems()
-        by_type = {t: rows["by_type"].get(t, 0) for t in NOTE_TYPES}
-
-        def brief(row: Row) -> dict:
-            return {"id": row.id, "title": row.title, "type": row.type, "updated_at": row.updated_at}
-
-        return {
-            "total": sum(by_type.values()),
-            "by_type": by_type,
-            "tags": dict(rows["tags"]),
-            "blockers": [brief(r) for r in rows["blockers"]],
-            "recent": [brief(r) for r in rows["recent"]],
-            "damaged": [{"id": i, "problem": p} for i, p in damaged],
-        }
+        def summary():
+            counted = dict(self.index.counts("type"))
+            by_type = {t: counted.pop(t, 0) for t in NOTE_TYPES}
+            if counted:
+                raise IndexDamaged(f"the index counts notes of unknown types {sorted(counted)[:3]}")
+            return {
+                "total": sum(by_type.values()),
+                "by_type": by_type,
+                "tags": dict(self.index.counts("tag")),
+                "blockers": [r.brief() for r in self.index.briefs("blocker")],
+                "recent": [r.brief() for r in self.index.briefs(limit=5)],
+                "damaged": [{"id": i, "problem": p} for i, p in self.index.problems()],
+            }
+        return self._store.call(summary, check_all=True)
 
     @property
     def problems(self) -> list[str]:
         """Why each damaged note file cannot be read (they are left untouched)."""
-        with self._store.locked():
-            return self._store.problems()
+        return self._store.call(self._store.problems)
 
     def rebuild_index(self) -> list[str]:
         """Rebuild the index from the note files now; returns the problems found."""
-        with self._store.locked():
+        def rebuild():
             self._store.rebuild()
             return self._store.problems()
+        return self._store.call(rebuild)
 
     # ----------------------------------------------------------------- as a source and a tool
 
