@@ -42,11 +42,11 @@ import shutil
 import sqlite3
 import stat
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Iterable, NamedTuple, Sequence
+from typing import Iterable, Sequence
 
-from solutions.notes.format import NOTE_ID, NOTE_TYPES, Note, NoteError, id_number, note_terms
+from solutions.notes.format import Note, NoteError, id_number, note_terms
+from solutions.notes.index_schema import COLUMNS, SCHEMA, SCHEMA_ROWS, IndexDamaged, Row, micros
 
 INDEX_DIR = ".index"
 DATABASE = "notes.sqlite3"
@@ -54,117 +54,6 @@ DATABASE_FILES = ("", "-wal", "-shm", "-journal")  # the database and SQLite's f
 FORMAT = "notes-index-2"
 FIRST_WINDOW = 64      # a search looks at the newest 64 notes first, then 4 times as many...
 MAX_BOUND_TERMS = 400  # longer queries pass their terms through a temporary table
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-SCHEMA = (
-    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
-    """CREATE TABLE notes (
-    rid INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    number INTEGER NOT NULL,
-    file_key TEXT NOT NULL,
-    problem TEXT,
-    title TEXT, type TEXT, tags TEXT, created_at TEXT, updated_at TEXT, content TEXT,
-    updated_us INTEGER
-)""",
-    "CREATE INDEX notes_recent ON notes (updated_us, number, rid) WHERE problem IS NULL",
-    "CREATE INDEX notes_type ON notes (type, updated_us, number, rid) WHERE problem IS NULL",
-    "CREATE INDEX notes_damaged ON notes (number, id) WHERE problem IS NOT NULL",
-    "CREATE TABLE tags (tag TEXT NOT NULL, rid INTEGER NOT NULL, PRIMARY KEY (tag, rid)) WITHOUT ROWID",
-    "CREATE INDEX tags_of_note ON tags (rid)",  # a note's tags are removed without a scan
-    """CREATE TABLE postings (
-    term TEXT NOT NULL, updated_us INTEGER NOT NULL, number INTEGER NOT NULL, rid INTEGER NOT NULL,
-    PRIMARY KEY (term, updated_us, number, rid)
-) WITHOUT ROWID""",
-    """CREATE TABLE counts (kind TEXT NOT NULL, key TEXT NOT NULL, n INTEGER NOT NULL,
-    PRIMARY KEY (kind, key)) WITHOUT ROWID""",
-    """CREATE TRIGGER count_type AFTER INSERT ON notes WHEN NEW.problem IS NULL BEGIN
-    INSERT INTO counts VALUES ('type', NEW.type, 1) ON CONFLICT DO UPDATE SET n = n + 1; END""",
-    """CREATE TRIGGER uncount_type AFTER DELETE ON notes WHEN OLD.problem IS NULL BEGIN
-    UPDATE counts SET n = n - 1 WHERE kind = 'type' AND key = OLD.type; END""",
-    """CREATE TRIGGER count_tag AFTER INSERT ON tags BEGIN
-    INSERT INTO counts VALUES ('tag', NEW.tag, 1) ON CONFLICT DO UPDATE SET n = n + 1; END""",
-    """CREATE TRIGGER uncount_tag AFTER DELETE ON tags BEGIN
-    UPDATE counts SET n = n - 1 WHERE kind = 'tag' AND key = OLD.tag; END""",
-)
-
-
-def _expected_schema() -> frozenset:
-    """What sqlite_master holds in a database made from SCHEMA (compared on every open)."""
-    db = sqlite3.connect(":memory:")
-    try:
-        for statement in SCHEMA:
-            db.execute(statement)
-        return frozenset(db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
-    finally:
-        db.close()
-
-
-_SCHEMA_ROWS = _expected_schema()
-_COLUMNS = ("rid, id, number, file_key, problem, title, type, tags, created_at, updated_at, content, "
-            "updated_us")
-
-
-class Row(NamedTuple):
-    rid: int
-    id: str
-    number: int
-    file_key: str
-    problem: str | None
-    title: str | None
-    type: str | None
-    tags: str | None
-    created_at: str | None
-    updated_at: str | None
-    content: str | None
-    updated_us: int | None
-
-    def note(self) -> Note:
-        """The note this row holds; IndexDamaged if the row is not one the index writes."""
-        try:
-            tags = json.loads(self.tags)
-            if not isinstance(tags, list):
-                raise ValueError("its tags are not a list")
-            note = Note(self.id, self.title, self.type, tuple(tags), self.created_at,
-                        self.updated_at, self.content)
-            if (self.problem is not None or self.number != id_number(note.id)
-                    or self.updated_us != micros(note.updated_at)):
-                raise ValueError("its columns disagree")
-        except (NoteError, TypeError, ValueError) as exc:
-            raise IndexDamaged(f"the index's row for {str(self.id)[:40]!r} is malformed ({exc})") from None
-        return note
-
-    def brief(self) -> dict:
-        """Id, title, type and update time, checked like `note` checks the whole row."""
-        if not (isinstance(self.id, str) and NOTE_ID.fullmatch(self.id) and self.problem is None
-                and isinstance(self.title, str) and self.title.strip()
-                and self.type in NOTE_TYPES and isinstance(self.updated_at, str)):
-            raise IndexDamaged(f"the index's row for {str(self.id)[:40]!r} is malformed")
-        return {"id": self.id, "title": self.title, "type": self.type, "updated_at": self.updated_at}
-
-
-class IndexDamaged(NoteError):
-    """The index is not what a NoteTool wrote: the caller rebuilds it from the note files."""
-
-
-def micros(moment: datetime) -> int:
-    """Microseconds since 1970 (UTC): orders notes exactly like their updated_at."""
-    return (moment - _EPOCH) // timedelta(microseconds=1)
-
-
-def damaged(exc: BaseException) -> bool:
-    """Whether an error means the index is damaged or not ours (and so should be rebuilt from
-    the files), rather than a busy disk or a mistake in a query."""
-    if isinstance(exc, IndexDamaged):
-        return True
-    if type(exc) is sqlite3.DatabaseError:  # "file is not a database", "disk image is malformed"
-        return True
-    if isinstance(exc, sqlite3.IntegrityError):  # rows our writes cannot make (orphans, copies)
-        return True
-    return isinstance(exc, sqlite3.OperationalError) and str(exc).startswith(
-        ("no such table", "no such column"))
-
-
 def _remove(path: str | Path) -> None:
     """Remove whatever is at `path` without following it (a folder with what is in it)."""
     try:
@@ -219,7 +108,7 @@ class NoteIndex:
             try:
                 self.db = self._connect()
                 schema = frozenset(self.db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
-                if schema == _SCHEMA_ROWS and self.get("format") == FORMAT:
+                if schema == SCHEMA_ROWS and self.get("format") == FORMAT:
                     self._accept()
                     return False
                 self.salvaged_highest = int(self.get("highest") or 0)
@@ -301,7 +190,7 @@ class NoteIndex:
         return dict(self.db.execute("SELECT id, file_key FROM notes"))
 
     def row(self, note_id: str) -> Row | None:
-        found = self.db.execute(f"SELECT {_COLUMNS} FROM notes WHERE id = ?", (note_id,)).fetchone()
+        found = self.db.execute(f"SELECT {COLUMNS} FROM notes WHERE id = ?", (note_id,)).fetchone()
         return Row(*found) if found else None
 
     def _rows(self, sql: str, params: Sequence = ()) -> list[Row]:
@@ -392,7 +281,7 @@ class NoteIndex:
                limit: int | None = None) -> list[Row]:
         """Readable notes with that type and all those tags, most recently updated first."""
         where, params = self._filters(note_type, tags, on_notes=True)
-        sql = (f"SELECT {_COLUMNS} FROM notes WHERE problem IS NULL{where} "
+        sql = (f"SELECT {COLUMNS} FROM notes WHERE problem IS NULL{where} "
                "ORDER BY updated_us DESC, number DESC, rid DESC")
         if limit is not None:
             sql += " LIMIT ?"
@@ -451,7 +340,7 @@ class NoteIndex:
         if not best:
             return []
         order = {rid: i for i, (rid, _) in enumerate(best)}
-        rows = self._rows(f"SELECT {_COLUMNS} FROM notes WHERE rid IN ({','.join('?' * len(order))})",
+        rows = self._rows(f"SELECT {COLUMNS} FROM notes WHERE rid IN ({','.join('?' * len(order))})",
                           list(order))
         if sorted((r.rid, r.updated_us, r.number) for r in rows if r.problem is None) != sorted(
                 (rid, key[1], key[2]) for rid, key in best):

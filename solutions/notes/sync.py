@@ -39,7 +39,8 @@ from typing import Callable, TypeVar
 from solutions.notes import files
 from solutions.notes.format import (NOTE_FILE, Note, NoteError, NoteFormatError, NoteNotFound,
                                     id_number, note_path, render_note)
-from solutions.notes.index import IndexDamaged, NoteIndex, Row, damaged
+from solutions.notes.index import NoteIndex
+from solutions.notes.index_schema import IndexDamaged, Row, damaged
 from solutions.notes.watch import FolderWatch
 
 LEGACY_INDEX = "index.json"  # the JSON index of the course's first NoteTool, read once if found

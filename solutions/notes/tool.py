@@ -23,7 +23,7 @@ from solutions.gssc import Packet, query_terms
 from solutions.notes import adapters, files
 from solutions.notes.format import (NOTE_TYPES, Note, check_note_id, check_tags, check_time,
                                     check_type, render_note, utf8_text)
-from solutions.notes.index import IndexDamaged
+from solutions.notes.index_schema import IndexDamaged
 from solutions.notes.search import check_limit
 from solutions.notes.sync import LEGACY_INDEX, IndexedFolder
 
