@@ -280,8 +280,12 @@ class NoteIndex:
     def newest(self, note_type: str | None = None, tags: Sequence[str] = (),
                limit: int | None = None) -> list[Row]:
         """Readable notes with that type and all those tags, most recently updated first."""
+        return self._newest(COLUMNS, note_type, tags, limit)
+
+    def _newest(self, columns: str, note_type: str | None, tags: Sequence[str],
+                limit: int | None) -> list[Row]:
         where, params = self._filters(note_type, tags, on_notes=True)
-        sql = (f"SELECT {COLUMNS} FROM notes WHERE problem IS NULL{where} "
+        sql = (f"SELECT {columns} FROM notes WHERE problem IS NULL{where} "
                "ORDER BY updated_us DESC, number DESC, rid DESC")
         if limit is not None:
             sql += " LIMIT ?"
@@ -356,10 +360,4 @@ class NoteIndex:
     def briefs(self, note_type: str | None = None, limit: int | None = None) -> list[Row]:
         """Like `newest`, without the content (for summaries)."""
         columns = "rid, id, number, file_key, problem, title, type, NULL, NULL, updated_at, NULL, updated_us"
-        where, params = self._filters(note_type, (), on_notes=True)
-        sql = (f"SELECT {columns} FROM notes WHERE problem IS NULL{where} "
-               "ORDER BY updated_us DESC, number DESC, rid DESC")
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        return self._rows(sql, params)
+        return self._newest(columns, note_type, (), limit)
