@@ -24,7 +24,7 @@ from course.llm.models import MODEL_NAME, MODELS, model_spec, prompt_in_window
 from course.llm.policy import decide, reply_message
 from course.llm.template import completion_token_count
 from course.llm.validation import RequestError, validate_request
-from course.llm.workers import Pool
+from course.workers import Pool, WorkerDied
 MAX_BODY_BYTES = 64 * 1024 * 1024
 # the `code` of the errors http.server raises by itself (JsonHandler.send_error)
 HTTP_ERROR_CODES = {400: "invalid_request", 405: "method_not_allowed", 408: "request_timeout",
@@ -166,10 +166,10 @@ def _in_worker(workers: int, raw: bytes, block: int):
             _pool = Pool(workers)
             atexit.register(_pool.stop)
         pool = _pool
-    outcome = pool.run(raw, block)
-    if outcome is not None and outcome[0] == "crash":
-        raise RuntimeError(f"a worker process failed on this request: {outcome[1]}")
-    return outcome
+    try:
+        return pool.call(_work, raw, block)
+    except WorkerDied:
+        return None
 
 
 class JsonHandler(BaseHTTPRequestHandler):

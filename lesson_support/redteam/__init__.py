@@ -40,12 +40,11 @@ from lesson_support.redteam.tables import (ALONE, CONFIGURATIONS, CUMULATIVE, bl
                                            cell, count_blocked, format_table, table_cell)
 from lesson_support.redteam.tools import (OUTPUT_CAP_BYTES, TOOL_TIMEOUT, HardenedFactory,
                                           NaiveFactory, hardened_tool, naive_tool, tool_for)
-from lesson_support.redteam.workers import (WORKERS, Worker, WorkerDied, main, map_in_workers,
-                                            serve, stop_workers)
+from lesson_support.redteam.workers import WORKERS, WorkerDied, map_in_workers, stop_workers
 
 __all__ = [
-    "ALONE", "API_KEY", "HardenedFactory", "NaiveFactory", "WORKERS", "Worker", "WorkerDied",
-    "main", "map_in_workers", "serve", "stop_workers", "ATTACKS", "ATTACKS_BY_NAME", "ATTACKS_FILE", "Attack", "CANARIES",
+    "ALONE", "API_KEY", "HardenedFactory", "NaiveFactory", "WORKERS", "WorkerDied",
+    "map_in_workers", "stop_workers", "ATTACKS", "ATTACKS_BY_NAME", "ATTACKS_FILE", "Attack", "CANARIES",
     "CONFIGURATIONS", "CUMULATIVE", "LAYERS", "LEGIT_COMMANDS", "LEGIT_FILE", "Legit",
     "LegitOutcome", "MEMORY_BUDGET_BYTES", "NEEDS", "OUTPUT_CAP_BYTES", "Outcome",
     "PROTECTED_TEXT", "SAMPLE_WORKSPACE", "SECRET_TOKEN", "SETUPS", "SURVIVOR_GRACE_SECONDS",
