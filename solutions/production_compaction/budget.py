@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from solutions.compaction.pairing import text_of  # noqa: F401  (micro and the tests take it from here)
+from solutions.compaction.pairing import text_of
 
 RESULTS_DIR = ".agent/results"
 PREVIEW_MARK = "[output saved to "

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 
-from solutions.production_compaction.budget import ResultStore, text_of
+from solutions.compaction.pairing import text_of
+from solutions.production_compaction.budget import ResultStore
 
 CLEARED_MARK = "[cleared: "
 

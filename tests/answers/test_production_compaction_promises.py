@@ -12,7 +12,7 @@ from solutions.compaction import check_pairing, rule_based_summary, unique_call_
 from solutions.production_compaction import (CLEARED_MARK, LAYERS, ContextOverflow,
                                              LayeredCompactor, ResultStore, Settings,
                                              budget_tool_results, is_preview, micro_compact)
-from solutions.production_compaction.budget import text_of
+from solutions.compaction import text_of
 
 PROPERTY = settings(max_examples=25, deadline=None, derandomize=True)
 HEAD = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": "Go."}]
