@@ -14,6 +14,7 @@ import nbformat
 
 from course.grade.submissions import GRADED_MARK, Submission, _progress_line, row
 from course.labs import Lab, cell_key, cell_points, cell_problem, nbval_graded, read_notebook
+from course.labs.answer_keys import write_graded
 from course.paths import REPO_ROOT
 
 GRADED_DIR = "graded-notebooks"
@@ -75,7 +76,7 @@ def read_junit(path: Path) -> list[dict[str, str]]:
 
 
 def grade_all_nbval(subs: list[Submission], root: Path, labs: dict[str, Lab], timeout: float,
-                    jobs: int, out: Path, report=print) -> None:
+                    jobs: int, out: Path, report=print, confined: bool = True) -> None:
     """Grade every matched, attempted notebook through pytest + nbval: the graded copies, in
     chunks, `jobs` pytest processes at a time; the copies are kept in OUT/graded-notebooks."""
     from concurrent.futures import ThreadPoolExecutor
@@ -93,11 +94,11 @@ def grade_all_nbval(subs: list[Submission], root: Path, labs: dict[str, Lab], ti
         work = Path(work)
         paths = {}
         for sub in todo:
-            nb, sub.notes = nbval_graded(labs[sub.lab], read_notebook(root / sub.notebook),
-                                         sub.student, sub.notebook)
-            path = work / "graded" / sub.student / f"{sub.lab}.ipynb"  # a folder (the kernel's cwd) each
-            path.parent.mkdir(parents=True, exist_ok=True)
-            nbformat.write(nb, path)
+            nb, program, sub.notes = nbval_graded(labs[sub.lab], read_notebook(root / sub.notebook),
+                                                  sub.student, sub.notebook)
+            # a folder (the judge kernel's cwd, its worker's scratch) each
+            path = work / "graded" / sub.student / sub.lab / f"{sub.lab}.ipynb"
+            write_graded(path, nb, program, timeout=timeout, confined=confined)
             (keep / sub.student).mkdir(exist_ok=True)
             shutil.copyfile(path, keep / sub.student / path.name)
             paths[id(sub)] = path

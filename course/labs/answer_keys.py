@@ -1,11 +1,18 @@
 """Answer keys for grading through nbval: the released lab with the passing verdict stored under
 each check (`answer_key`), and the graded copies nbval runs against it, for a student's
 exercises, the reference solution or the released stubs (`nbval_graded`, `nbval_solved`,
-`nbval_unsolved`)."""
+`nbval_unsolved`).
+
+A graded copy runs no student code in its own kernel: its exercise cells bind names to a worker
+(`course.labs.remote`) that runs the lab's set-up and the exercises from a `Program`, confined,
+written beside the copy by `write_graded`."""
 from __future__ import annotations
 
 import ast
 import copy
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import nbformat
 
@@ -63,44 +70,108 @@ def nbval_check_source(source: str) -> str:
             f"print({VERDICT_LINE.format(key=parsed.key).rstrip()!r})")
 
 
-def nbval_notebook(released: Lab, exercises: dict[str, str], graded_as: dict) -> nbformat.NotebookNode:
-    """The answer key with `exercises` (key -> source) in its exercise cells and its check cells
-    run bare (`nbval_check_source`), each keeping its hint for the course's pytest plugin.
-    `graded_as` (student, notebook) goes into the metadata: it makes the plugin report."""
+PROGRAM_FILE = "worker-program.json"
+SCRATCH = "scratch"
+
+
+@dataclass
+class Program:
+    """What the worker runs: the lab's set-up cells and the exercises, in the lab's order."""
+    cells: list[dict] = field(default_factory=list)
+    solutions_visible: bool = False  # only for the reference solution's own runs
+
+
+def defined_names(source: str) -> list[str]:
+    """The top-level names a cell defines (def, class, assignment, import), in order."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [t.id for t in targets if isinstance(t, ast.Name)]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names += [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
+    return list(dict.fromkeys(n for n in names if not n.startswith("_")))
+
+
+def _bind_source(key: str, names: list[str], first: bool) -> str:
+    start = ("# The grader: a worker process, confined, runs the lab's set-up and your exercise cells;\n"
+             "# the checks below call your functions there and never run your code here.\n"
+             f"_course_worker = __import__('course.labs.remote', fromlist=['start']).start({PROGRAM_FILE!r})\n"
+             if first else "")
+    return start + f"_course_worker.bind(globals(), {key!r}, {names!r})"
+
+
+def nbval_notebook(released: Lab, exercises: dict[str, str], graded_as: dict,
+                   solutions_visible: bool = False) -> tuple[nbformat.NotebookNode, Program]:
+    """The answer key with its exercise cells bound to a worker that runs `exercises` (key ->
+    source; a missing key runs the released stub) and its check cells run bare
+    (`nbval_check_source`), each keeping its hint for the course's pytest plugin; and the
+    worker's program. `graded_as` (student, notebook) goes into the metadata: it makes the
+    plugin report."""
     nb = answer_key(released)
+    program = Program(solutions_visible=solutions_visible)
+    first = True
     for cell in nb.cells:
         kind = cell_kind(cell)
-        if kind == "exercise" and cell_key(cell) in exercises:
-            cell.source = exercises[cell_key(cell)]
-        elif kind == "check":
+        if cell.cell_type != "code" or kind in ("check", "tally"):
+            pass
+        elif kind == "exercise":
+            key = cell_key(cell)
+            program.cells.append({"kind": "exercise", "key": key, "source": exercises.get(key, cell.source)})
+            cell.source = _bind_source(key, defined_names(cell.source), first)
+            first = False
+        else:
+            program.cells.append({"kind": "setup", "key": None, "source": cell.source})
+        if kind == "check":
             hint = parse_check_cell(cell.source).hint
             cell.source = nbval_check_source(cell.source)
             cell.metadata.setdefault("course", {})["hint"] = hint
         elif kind == "tally":
             cell.source = "# The tally: when grading, the gradebook is the tally."
     nb.metadata["course"].update(graded=dict(graded_as), answer_key=False)
-    return nb
+    return nb, program
 
 
 def nbval_graded(released: Lab, student: nbformat.NotebookNode, student_name: str = "",
-                 notebook: str = "") -> tuple[nbformat.NotebookNode, list[str]]:
-    """The graded copy nbval runs: the answer key with the student's exercise cells put in.
-
-    Like `graded`: every other cell comes from the release (checks restored), and an exercise
-    that imports the reference solutions, or is missing, is the stub.
+                 notebook: str = "") -> tuple[nbformat.NotebookNode, Program, list[str]]:
+    """The graded copy nbval runs, its worker's program with the student's exercise cells, and
+    notes. Like `graded`: every other cell comes from the release (checks restored), and an
+    exercise that imports the reference solutions, or is missing, is the stub.
     """
     answers, notes = graded(released, student)
     exercises = {cell_key(c): c.source for c in answers.cells if cell_kind(c) == "exercise"}
-    return nbval_notebook(released, exercises, {"student": student_name, "notebook": notebook}), notes
+    nb, program = nbval_notebook(released, exercises, {"student": student_name, "notebook": notebook})
+    return nb, program, notes
 
 
-def nbval_solved(lab: Lab) -> nbformat.NotebookNode:
+def nbval_solved(lab: Lab) -> tuple[nbformat.NotebookNode, Program]:
     """The graded copy of the reference solution: every check cell must reproduce the key."""
     return nbval_notebook(lab, {cell_key(c): f"from {lab.solution_module} import {cell_key(c)}"
                                 for _, c in lab.exercises()},
-                          {"student": "(reference solution)", "notebook": lab.path.name})
+                          {"student": "(reference solution)", "notebook": lab.path.name},
+                          solutions_visible=True)
 
 
-def nbval_unsolved(lab: Lab) -> nbformat.NotebookNode:
+def nbval_unsolved(lab: Lab) -> tuple[nbformat.NotebookNode, Program]:
     """The graded copy of the released stubs: every check cell must fail against the key."""
     return nbval_notebook(lab, {}, {"student": "(released stubs)", "notebook": lab.path.name})
+
+
+def write_graded(path: Path, nb: nbformat.NotebookNode, program: Program, *, timeout: float,
+                 confined: bool = True) -> Path:
+    """Write a graded copy at `path`, its worker's program and an empty scratch folder beside it
+    (one folder per copy: it is the judge kernel's working folder)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    scratch = path.parent / SCRATCH
+    scratch.mkdir(exist_ok=True)
+    data = {"cells": program.cells, "solutions_visible": program.solutions_visible,
+            "timeout": timeout, "confined": confined, "scratch": str(scratch.resolve())}
+    (path.parent / PROGRAM_FILE).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path

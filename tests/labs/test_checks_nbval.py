@@ -17,6 +17,7 @@ import pytest
 from course.grade import run_nbval
 from course.labs import (answer_key, cell_key, cell_kind, load_lab, nbval_check_source, nbval_solved,
                          nbval_unsolved, parse_check_cell)
+from course.labs.answer_keys import write_graded
 from course.paths import LABS_DIR
 
 LABS = sorted(LABS_DIR.glob("*_lab.ipynb"))
@@ -58,11 +59,9 @@ def proofs():
         copies = []
         for path in LABS:
             lab = load_lab(path)
-            for mode, nb in (("solved", nbval_solved(lab)), ("unsolved", nbval_unsolved(lab))):
+            for mode, (nb, program) in (("solved", nbval_solved(lab)), ("unsolved", nbval_unsolved(lab))):
                 copy = work / mode / lab.lab_id / path.name  # a folder each: the kernel's cwd
-                copy.parent.mkdir(parents=True)
-                nbformat.write(nb, copy)
-                copies.append(copy)
+                copies.append(write_graded(copy, nb, program, timeout=300))
         from concurrent.futures import ThreadPoolExecutor
 
         halves = [copies[0::2], copies[1::2]]  # solved and unsolved, two pytest processes

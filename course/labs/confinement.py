@@ -1,0 +1,129 @@
+"""The sandbox a graded submission's code runs in: bubblewrap (`bwrap`), as chapter 07's terminal
+uses, with resource limits.
+
+Inside, the worker (`course.labs.worker`) sees
+
+    /usr, /bin, /lib...            read-only: programs and libraries
+    Python and the virtualenv      read-only, at their own paths
+    the course's runtime           read-only: course/ and data/ only; no solutions/, no tests,
+                                   no instructors' material, no .git, no lesson_support/
+    the scratch folder             read-write, at its own path (the judge's temporary files
+                                   live there too, so paths a check passes mean the same inside)
+    /tmp and $HOME                 private, empty, size-limited, gone when it ends
+    /proc, /dev                    private and minimal
+
+with no network (a private loopback only), its own process tree (when the worker ends, every
+process it started is killed: nothing outlives it), no terminal, an empty environment but a few
+variables, and limits on memory, processes, file size and open files. `problem()` says in one
+line why confinement is not available here (no bwrap, or no namespaces); grading then stops
+unless the instructor passes --unconfined, which the gradebook records.
+"""
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from course.paths import DATA_DIR, REPO_ROOT
+
+SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+RUNTIME_DIRS = (REPO_ROOT / "course", DATA_DIR)  # what a worker may read of the course
+UNCONFINED = "COURSE_GRADE_UNCONFINED"  # set by course.grade --unconfined for the judge kernels
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_bytes: int = 3 * 2**30      # address space of each process
+    processes: int = 64                # in the sandbox's own user namespace
+    file_bytes: int = 256 * 2**20      # any one file written
+    open_files: int = 256
+    tmp_bytes: int = 256 * 2**20       # the private /tmp and $HOME, each
+
+
+def _mounts(with_solutions: bool = False) -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in SYSTEM_DIRS:
+        host = "/" + name
+        if os.path.islink(host):
+            args += ["--symlink", os.readlink(host), host]
+        elif os.path.isdir(host):
+            args += ["--ro-bind", host, host]
+    for path in ("/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime"):
+        if os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    seen = set()
+    shown = (*RUNTIME_DIRS, REPO_ROOT / "solutions") if with_solutions else RUNTIME_DIRS
+    for root in (sys.base_prefix, sys.prefix, *shown):
+        root = os.path.realpath(root)
+        if root not in seen and os.path.isdir(root) and not root.startswith("/usr"):
+            args += ["--ro-bind", root, root]
+            seen.add(root)
+    # the editable install's finder lives in site-packages and points into the repository: only
+    # the runtime folders above exist there, so `import solutions` finds nothing
+    return args
+
+
+def command(argv: list[str], scratch: Path, limits: Limits = Limits(), *,
+            with_solutions: bool = False) -> list[str]:
+    """The argv running `argv` confined, with `scratch` writable at its own path. The reference
+    solutions are visible only `with_solutions` (the course's own runs of the solved labs)."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise RuntimeError(_MISSING)
+    scratch = os.path.realpath(scratch)
+    home = "/home/student"
+    args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
+            *_mounts(with_solutions),
+            "--proc", "/proc", "--dev", "/dev",
+            "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
+            "--size", str(limits.tmp_bytes), "--tmpfs", "/home",
+            "--dir", home,
+            "--bind", scratch, scratch, "--chdir", scratch,
+            "--setenv", "HOME", home, "--setenv", "TMPDIR", os.path.join(scratch, "tmp"),
+            "--setenv", "PATH", os.path.join(sys.prefix, "bin") + ":/usr/bin:/bin",
+            "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+            "--setenv", "PYTHONHASHSEED", "0", "--setenv", "MPLBACKEND", "Agg"]
+    return args + ["--", *argv]
+
+
+def set_limits(limits: Limits = Limits()):
+    """A preexec_fn: the limits, set in the child before it becomes bwrap (and inherited)."""
+    def apply():
+        for which, value in ((resource.RLIMIT_AS, limits.memory_bytes),
+                             (resource.RLIMIT_NPROC, limits.processes),
+                             (resource.RLIMIT_FSIZE, limits.file_bytes),
+                             (resource.RLIMIT_NOFILE, limits.open_files),
+                             (resource.RLIMIT_CORE, 0)):
+            resource.setrlimit(which, (value, value))
+    return apply
+
+
+_MISSING = ("grading confines each submission with bubblewrap (bwrap), which is not installed "
+            "here: install the Debian package 'bubblewrap', or grade with --unconfined (the "
+            "gradebook then says so)")
+
+
+@lru_cache(maxsize=1)
+def problem() -> str | None:
+    """None when submissions can be confined here; else one line saying why not."""
+    if shutil.which("bwrap") is None:
+        return _MISSING
+    with tempfile.TemporaryDirectory(prefix="course-confine-probe-") as scratch:
+        try:
+            done = subprocess.run(command([sys.executable, "-c", "pass"], Path(scratch)),
+                                  capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
+                                  preexec_fn=set_limits())
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"bubblewrap could not start a sandbox here: {exc}"
+    if done.returncode != 0:
+        detail = " ".join(done.stderr.decode("utf-8", "replace").split())[:200]
+        return ("bubblewrap cannot create a sandbox here (it needs user namespaces or root): "
+                f"{detail or 'exit status ' + str(done.returncode)}; grade with --unconfined "
+                "to run submissions with your own rights (the gradebook then says so)")
+    return None

@@ -1,0 +1,269 @@
+"""The judge's side of a graded lab: the worker that holds the student's code, and the names the
+checks call it by.
+
+A graded copy of a lab (`course.labs.answer_keys.nbval_notebook`) never runs a student's cell in
+its own kernel. Its first cell starts a `Worker` (`start`): a separate process, confined by
+`course.labs.confinement` unless the grader was told --unconfined, that runs the lab's set-up
+cells and the student's exercise cells. Each exercise cell of the copy then binds the names its
+released stub defines to the worker's objects (`Worker.bind`): a check calling `compact(...)`
+sends plain data to the worker and gets plain data back (`course.labs.wire`), so no student code
+runs where the asserts run and the verdict is decided.
+
+Each call gets `timeout` seconds. A call that runs longer, or a worker that dies (os._exit, a
+crash, a limit), costs that call: the worker is stopped, the call raises a clear error, and the
+next call starts a fresh worker from the same program, so the checks after it still run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from course.labs import confinement
+from course.labs.wire import Endpoint, Remote, WireError
+
+START_TIMEOUT = 120  # the program's set-up cells and exercises, at start
+SCRATCH_QUOTA = 512 * 2**20  # bytes the scratch folder may hold after a call
+
+
+class CallTimeout(Exception):
+    """The worker did not answer in time (internal: becomes a TimeoutError for the check)."""
+
+
+class ExerciseError(Exception):
+    """The student's exercise cell raised when the worker ran it."""
+
+
+class WorkerStopped(RuntimeError):
+    """The worker ended while it was answering: the student's code ended or crashed it."""
+
+
+class _DeadlineReader:
+    """readline(limit) on a pipe that gives up at `deadline` (time.monotonic), if one is set."""
+
+    def __init__(self, fd: int):
+        self.fd, self.buffer, self.deadline = fd, b"", None
+
+    def readline(self, limit: int) -> bytes:
+        while b"\n" not in self.buffer and len(self.buffer) <= limit:
+            wait = None if self.deadline is None else self.deadline - time.monotonic()
+            if wait is not None and wait <= 0:
+                raise CallTimeout()
+            ready, _, _ = select.select([self.fd], [], [], wait)
+            if not ready:
+                raise CallTimeout()
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                break
+            self.buffer += chunk
+        end = self.buffer.find(b"\n")
+        end = len(self.buffer) if end < 0 else end + 1
+        line, self.buffer = self.buffer[:end], self.buffer[end:]
+        return line
+
+
+class _JudgeEndpoint(Endpoint):
+    """The judge's endpoint: each outermost request is timed, and a failure stops the worker."""
+
+    def __init__(self, worker: "Worker"):
+        super().__init__(None, None)
+        self.worker = worker
+
+    def send(self, message: dict) -> None:
+        try:
+            super().send(message)
+        except OSError as exc:  # the worker is gone: its pipe is broken
+            raise WireError(f"the worker is gone ({exc.strerror or exc})") from None
+
+    def prepare(self) -> None:
+        if self.worker.depth == 0:
+            self.worker.ensure_running()
+
+    def request(self, op: str, **fields):
+        worker = self.worker
+        outermost = worker.depth == 0
+        if outermost:
+            worker.ensure_running()
+            self.reader.deadline = time.monotonic() + worker.timeout
+            worker.failure = None
+        worker.depth += 1
+        try:
+            return super().request(op, **fields)
+        except CallTimeout:
+            worker.fail(TimeoutError(f"your code did not return within {worker.timeout:g} s, "
+                                     f"so it was stopped (an infinite loop? a wait that never ends?)"))
+        except WireError as exc:
+            worker.fail(WorkerStopped(worker.why_stopped(exc)))
+        except (KeyboardInterrupt, SystemExit):  # interrupted while the worker was busy: its
+            worker.stop()                          # state is unknown, so it starts afresh
+            raise
+        finally:
+            worker.depth -= 1
+            if outermost:
+                self.reader.deadline = None
+                if worker.failure is None:
+                    worker.check_scratch()
+
+
+class Worker:
+    """One submission's worker process and the judge's connection to it."""
+
+    def __init__(self, cells: list[dict], scratch: Path, *, confined: bool = True,
+                 timeout: float = 60, solutions_visible: bool = False,
+                 limits: confinement.Limits = confinement.Limits()):
+        self.cells, self.scratch = cells, Path(scratch)
+        self.confined, self.timeout, self.limits = confined, timeout, limits
+        self.solutions_visible = solutions_visible
+        self.endpoint = _JudgeEndpoint(self)
+        self.process: subprocess.Popen | None = None
+        self.reports: list[dict] = []
+        self.depth = 0
+        self.failure: BaseException | None = None
+        self.starts = 0
+        self._stderr = None
+
+    # ------------------------------------------------------------------ the process
+    def argv(self) -> list[str]:
+        argv = [sys.executable, "-m", "course.labs.worker"]
+        if not self.confined:
+            return argv
+        return confinement.command(argv, self.scratch, self.limits, with_solutions=self.solutions_visible)
+
+    def ensure_running(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            return
+        self.stop()
+        (self.scratch / "tmp").mkdir(parents=True, exist_ok=True)
+        self._stderr = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(
+            self.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+            cwd=self.scratch, start_new_session=True,
+            env={**os.environ, "TMPDIR": str(self.scratch / "tmp")},
+            preexec_fn=confinement.set_limits(self.limits) if self.confined else None)
+        self.starts += 1
+        endpoint = self.endpoint
+        endpoint.reader, endpoint.writer = _DeadlineReader(self.process.stdout.fileno()), self.process.stdin
+        endpoint.epoch += 1
+        endpoint.send({"program": {"cells": self.cells}})
+        endpoint.reader.deadline = time.monotonic() + max(START_TIMEOUT, self.timeout)
+        try:
+            ready = endpoint.receive()
+        except CallTimeout:
+            self.stop()
+            raise TimeoutError(f"the lab's set-up and your exercise cells did not finish within "
+                               f"{max(START_TIMEOUT, self.timeout):g} s in the worker") from None
+        except WireError as exc:
+            why = self.why_stopped(exc)
+            self.stop()
+            raise WorkerStopped(why) from None
+        finally:
+            endpoint.reader.deadline = None
+        cells = ready.get("cells") if isinstance(ready, dict) else None
+        self.reports = cells if isinstance(cells, list) else []
+
+    def why_stopped(self, exc: BaseException) -> str:
+        status = None
+        if self.process is not None:
+            try:
+                status = self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        if status is None or status == 0:
+            return f"the worker running your code stopped answering ({exc})"
+        if status < 0:
+            name = signal.Signals(-status).name if -status in signal.Signals._value2member_map_ else -status
+            return (f"the worker running your code was killed by {name} (a limit on memory, "
+                    f"processes or file size? a signal your code sent?)")
+        detail = self._startup_error()
+        return (f"the worker running your code exited with status {status} (os._exit? a crash?)"
+                + (f": {detail}" if detail else ""))
+
+    def _startup_error(self) -> str:
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0)
+        text = self._stderr.read(4000).decode("utf-8", "replace").strip()
+        return text.splitlines()[-1] if text else ""
+
+    def fail(self, error: BaseException):
+        self.failure = error
+        self.stop()
+        raise error
+
+    def stop(self) -> None:
+        """Kill the worker and everything it started (its sandbox's process tree goes with it)."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for stream in (process.stdin, process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    def check_scratch(self) -> None:
+        """A call that left more than SCRATCH_QUOTA bytes in the scratch folder fails."""
+        total = 0
+        for folder, _, files in os.walk(self.scratch):
+            for name in files:
+                try:
+                    total += os.lstat(os.path.join(folder, name)).st_size
+                except OSError:
+                    continue
+                if total > SCRATCH_QUOTA:
+                    shutil.rmtree(self.scratch / "tmp", ignore_errors=True)
+                    self.fail(OSError(f"your code wrote more than {SCRATCH_QUOTA // 2**20} MB "
+                                      f"into its folder: stopped, and the files removed"))
+
+    # ------------------------------------------------------------------ what the copy calls
+    def bind(self, namespace: dict, key: str, names: list[str]) -> None:
+        """Bind `names` (what exercise `key`'s stub defines) to the worker's objects; then raise
+        the exercise's own error, if running it failed."""
+        self.endpoint.request("global", name="__name__")  # starts the worker if it is not running
+        for name in names:
+            try:
+                namespace[name] = self.endpoint.lookup(name)
+            except NameError:
+                namespace.pop(name, None)  # not defined by the student: a check's NameError says so
+        report = next((r for r in self.reports if r.get("kind") == "exercise" and r.get("key") == key), None)
+        error = (report or {}).get("error")
+        if isinstance(error, dict):
+            where = f" ({error['where']})" if error.get("where") else ""
+            raise ExerciseError(f"{error.get('type', 'Exception')}: {error.get('message', '')}{where}")
+
+
+def start(program_file: str | os.PathLike) -> Worker:
+    """The first cell of a graded copy: read the program the grader wrote, point this kernel's
+    temporary files into the scratch folder (so the paths checks pass mean the same to the
+    worker), and start the worker."""
+    program = json.loads(Path(program_file).read_text(encoding="utf-8"))
+    scratch = Path(program["scratch"])
+    (scratch / "tmp").mkdir(parents=True, exist_ok=True)
+    tempfile.tempdir = str(scratch / "tmp")
+    os.environ["TMPDIR"] = tempfile.tempdir
+    confined = program.get("confined", True) and not os.environ.get(confinement.UNCONFINED)
+    worker = Worker(program["cells"], scratch, confined=confined, timeout=float(program.get("timeout", 60)),
+                    solutions_visible=bool(program.get("solutions_visible")))
+    worker.ensure_running()
+    return worker
+
+
+__all__ = ["CallTimeout", "ExerciseError", "Remote", "Worker", "WorkerStopped", "start"]

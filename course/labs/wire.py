@@ -1,0 +1,511 @@
+"""What crosses between a graded lab's judge and the confined worker that runs the student's code:
+JSON, one message per line, never a pickle.
+
+The judge (the kernel that runs the checks) and the worker (the sandboxed process that ran the
+student's exercise cells) are two `Endpoint`s on a pair of pipes. Either side may ask the other to
+call a function, read a public attribute, index, iterate or take the length of an object it
+handed out; while it waits for the answer it serves the other side's requests, so a student's
+`run_agent(client, ...)` can call back into the judge's `client`, and the judge's check can pass
+the student's own `fence` back to the student's `run_attack_table`.
+
+Values travel as plain data:
+
+    None, bool, int, str, finite float, list, dict with str keys    as themselves
+    tuple, set, frozenset, bytes, non-finite float, other dicts      tagged: {"$tuple": [...]}, ...
+    datetime, date, timedelta, timezone, pathlib paths               tagged, rebuilt exactly
+    dataclasses, named tuples, enums and exceptions of a trusted     {"$obj": "module:Name", ...},
+    module (course.*, openai.types.*, the standard library's)        rebuilt by the receiver's class
+    openai's pydantic models                                        {"$model": ...}, validated
+    anything else (functions, open objects, generators)             a handle: {"$handle": id}
+
+A handle becomes a `Remote` on the other side: calling it, reading its attributes, indexing or
+iterating it asks the owner. A `Remote` compares equal only to itself and is true only if its
+owner says so, with a real bool: nothing the worker sends can make `==` lie. The judge decodes
+what the worker sends as data only: a class is looked up only in a trusted module and is built
+from decoded fields, so a student's code cannot make the judge run code of its choosing. What it
+can do is return any value a correct answer could return; that is the boundary grading keeps.
+"""
+from __future__ import annotations
+
+import base64
+import dataclasses
+import datetime as dt
+import enum
+import importlib
+import json
+import math
+import pathlib
+import traceback
+
+MAX_LINE = 256 * 2**20     # one message; a bigger one is refused, not read into memory unbounded
+MAX_DEPTH = 100            # nesting of a value
+MAX_ITEMS = 1_000_000      # items produced by iterating a remote object
+# Where a class named by the other side may come from. Only data classes are rebuilt from them
+# (dataclasses, named tuples, enums, exceptions, openai's models), each checked for its kind.
+TRUSTED_MODULES = ("course.", "openai.types.", "builtins", "json.decoder")
+
+
+class WireError(RuntimeError):
+    """The other side broke the protocol (a malformed or oversized message, or it went away)."""
+
+
+class RemoteError(Exception):
+    """The other side's code raised an exception that cannot be rebuilt here as its own type."""
+
+    def __init__(self, type_name: str, message: str, where: str = ""):
+        super().__init__(f"{type_name}: {message}" if message else type_name)
+        self.type_name, self.remote_message, self.where = type_name, message, where
+
+
+class Remote:
+    """An object the other side owns: every use asks it (see the module docstring)."""
+
+    __slots__ = ("_endpoint", "_handle", "_repr", "_callable", "_epoch", "_name")
+
+    def __init__(self, endpoint: "Endpoint", handle: int, text: str, is_callable: bool):
+        for name, value in (("_endpoint", endpoint), ("_handle", handle), ("_repr", text),
+                            ("_callable", is_callable), ("_epoch", endpoint.epoch), ("_name", None)):
+            object.__setattr__(self, name, value)
+
+    def _ask(self, op: str, **fields):
+        endpoint = self._endpoint
+        endpoint.prepare()
+        if self._epoch != endpoint.epoch:  # the other side was restarted since this was made
+            if self._name is None:
+                raise WireError(f"{self._repr} belonged to a worker that was stopped (after a "
+                                f"timeout or a crash): it is gone")
+            fresh = endpoint.lookup(self._name)  # an exercise's function: the new worker has it too
+            if not isinstance(fresh, Remote):
+                raise WireError(f"{self._name!r} is no longer a function in the restarted worker")
+            object.__setattr__(self, "_handle", fresh._handle)
+            object.__setattr__(self, "_epoch", fresh._epoch)
+        return endpoint.request(op, handle=self._handle, **fields)
+
+    def __call__(self, *args, **kwargs):
+        return self._ask("call", args=list(args), kwargs=kwargs)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(f"{name!r}: private attributes are not shared between the judge and the worker")
+        return self._ask("getattr", name=name)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("a remote object cannot be changed from here")
+
+    def __getitem__(self, key):
+        return self._ask("getitem", key=key)
+
+    def __len__(self):
+        n = self._ask("len")
+        if type(n) is not int or n < 0:
+            raise TypeError(f"the length of {self._repr} is not a whole number: {n!r}")
+        return n
+
+    def __iter__(self):
+        return iter(self._ask("iter"))
+
+    def __contains__(self, item):
+        return self._ask("contains", item=item) is True
+
+    def __bool__(self):
+        return self._ask("bool") is True
+
+    def __eq__(self, other):
+        return self is other
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        return self._repr
+
+    def __str__(self):
+        text = self._ask("str")
+        return text if type(text) is str else self._repr
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+# ------------------------------------------------------------------------------------ codec
+def _qualified(cls) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def trusted_class(name: str, trusted=TRUSTED_MODULES):
+    """The class `module:Qualname` names, if its module is trusted and already importable; else None."""
+    module_name, _, qualname = str(name).partition(":")
+    if not any(module_name == t.rstrip(".") or module_name.startswith(t) for t in trusted):
+        return None
+    try:
+        target = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            target = getattr(target, part)
+    except Exception:
+        return None
+    return target if isinstance(target, type) else None
+
+
+def _is_model(value) -> bool:
+    cls = type(value)
+    return cls.__module__.startswith("openai.types.") and hasattr(value, "model_dump")
+
+
+class Codec:
+    """Encodes values for the other side and decodes what it sent (see the module docstring)."""
+
+    def __init__(self, endpoint: "Endpoint"):
+        self.endpoint = endpoint
+
+    def encode(self, value, depth: int = 0):
+        if depth > MAX_DEPTH:
+            raise WireError(f"a value nested more than {MAX_DEPTH} levels deep cannot be sent")
+        e = lambda v: self.encode(v, depth + 1)  # noqa: E731
+        t = type(value)
+        if value is None or t in (bool, str, int):
+            return value
+        if isinstance(value, float):
+            value = float(value)
+            return value if math.isfinite(value) else {"$float": repr(value)}
+        if isinstance(value, Remote) and value._endpoint is self.endpoint:
+            return {"$ref": value._handle}  # the other side's own object, going home
+        if isinstance(value, list):  # subclasses too (their type is not kept: a list is a list)
+            return [e(v) for v in list.__iter__(value)]
+        if isinstance(value, dict):  # OrderedDict, defaultdict, Counter: compared as dicts anyway
+            items = list(dict.items(value))
+            if all(type(k) is str and not k.startswith("$") for k, _ in items):
+                return {k: e(v) for k, v in items}
+            return {"$dict": [[e(k), e(v)] for k, v in items]}
+        if isinstance(value, str):
+            return str.__str__(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return int.__index__(value)
+        if t is tuple or (isinstance(value, tuple) and not trusted_class(_qualified(t))):
+            return {"$tuple": [e(v) for v in tuple.__iter__(value)]}
+        if t in (set, frozenset):
+            return {"$set" if t is set else "$frozenset": [e(v) for v in value]}
+        if t in (bytes, bytearray):
+            return {"$bytes": base64.b64encode(value).decode("ascii")}
+        if t is dt.datetime:
+            return {"$datetime": value.isoformat()}
+        if t is dt.date:
+            return {"$date": value.isoformat()}
+        if t is dt.timedelta:
+            return {"$timedelta": [value.days, value.seconds, value.microseconds]}
+        if t is dt.timezone:
+            return {"$timezone": [e(value.utcoffset(None)), value.tzname(None)]}
+        if isinstance(value, pathlib.PurePath):
+            return {"$path": str(value), "posix": isinstance(value, pathlib.PurePosixPath)}
+        if isinstance(value, enum.Enum) and trusted_class(_qualified(t)):
+            return {"$enum": _qualified(t), "value": e(value.value)}
+        if dataclasses.is_dataclass(value) and not isinstance(value, type) and trusted_class(_qualified(t)):
+            fields = {f.name: e(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+            return {"$obj": _qualified(t), "fields": fields}
+        if isinstance(value, tuple) and hasattr(t, "_fields") and trusted_class(_qualified(t)):
+            return {"$obj": _qualified(t), "items": [e(v) for v in value]}
+        if isinstance(value, BaseException) and trusted_class(_qualified(t)):
+            return {"$exception": _qualified(t), "args": [e(a) for a in value.args]}
+        if _is_model(value):
+            return {"$model": _qualified(t), "data": value.model_dump(mode="json", exclude_unset=True)}
+        return self.endpoint.handle_for(value)
+
+    def decode(self, data, depth: int = 0):
+        if depth > MAX_DEPTH:
+            raise WireError(f"a value nested more than {MAX_DEPTH} levels deep")
+        d = lambda v: self.decode(v, depth + 1)  # noqa: E731
+        if data is None or type(data) in (bool, str, int, float):
+            return data
+        if type(data) is list:
+            return [d(v) for v in data]
+        if type(data) is not dict:
+            raise WireError(f"not a value: {type(data).__name__}")
+        tags = [k for k in data if k.startswith("$")]
+        if not tags:
+            return {k: d(v) for k, v in data.items()}
+        tag, body = tags[0], data[tags[0]]
+        try:
+            return self._tagged(tag, body, data, d)
+        except WireError:
+            raise
+        except Exception as exc:  # a malformed tagged value: a protocol error, said plainly
+            raise WireError(f"a malformed {tag} value: {type(exc).__name__}: {exc}") from None
+
+    def _tagged(self, tag, body, data, d):
+        if tag == "$dict":
+            return {d(k): d(v) for k, v in body}
+        if tag == "$tuple":
+            return tuple(d(v) for v in body)
+        if tag == "$set":
+            return {d(v) for v in body}
+        if tag == "$frozenset":
+            return frozenset(d(v) for v in body)
+        if tag == "$float":
+            if body not in ("nan", "inf", "-inf"):
+                raise WireError(f"not a special float: {body!r}")
+            return float(body)
+        if tag == "$bytes":
+            return base64.b64decode(body.encode("ascii"), validate=True)
+        if tag == "$datetime":
+            return dt.datetime.fromisoformat(body)
+        if tag == "$date":
+            return dt.date.fromisoformat(body)
+        if tag == "$timedelta":
+            days, seconds, micro = (int(x) for x in body)
+            return dt.timedelta(days=days, seconds=seconds, microseconds=micro)
+        if tag == "$timezone":
+            offset, name = d(body[0]), body[1]
+            return dt.timezone(offset, name) if name and name != "UTC" else dt.timezone(offset)
+        if tag == "$path":
+            return pathlib.Path(body) if data.get("posix", True) else pathlib.PureWindowsPath(body)
+        if tag == "$handle":
+            return Remote(self.endpoint, int(body), str(data.get("repr", "<remote>"))[:300],
+                          bool(data.get("callable")))
+        if tag == "$ref":
+            return self.endpoint.object_of(int(body))
+        cls = trusted_class(body)
+        if cls is None:
+            raise WireError(f"{body!r} is not a class of a trusted module: it cannot be rebuilt here")
+        if tag == "$enum":
+            if not issubclass(cls, enum.Enum):
+                raise WireError(f"{body} is not an enum")
+            return cls(d(data["value"]))
+        if tag == "$obj" and "fields" in data:
+            if not dataclasses.is_dataclass(cls):
+                raise WireError(f"{body} is not a dataclass")
+            return cls(**{str(k): d(v) for k, v in data["fields"].items()})
+        if tag == "$obj":
+            if not (issubclass(cls, tuple) and hasattr(cls, "_fields")):
+                raise WireError(f"{body} is not a named tuple")
+            return cls(*[d(v) for v in data["items"]])
+        if tag == "$exception":
+            if not issubclass(cls, BaseException):
+                raise WireError(f"{body} is not an exception")
+            return cls(*[d(a) for a in data["args"]])
+        if tag == "$model":
+            if not (cls.__module__.startswith("openai.types.") and hasattr(cls, "model_validate")):
+                raise WireError(f"{body} is not a model")
+            return cls.model_validate(data["data"])
+        raise WireError(f"unknown tag {tag!r}")
+
+
+# ------------------------------------------------------------------------------------ endpoint
+OPS = ("global", "call", "getattr", "getitem", "len", "iter", "contains", "bool", "str")
+
+
+class Endpoint:
+    """One side of the conversation: its handles, its codec, and the request/serve loop."""
+
+    def __init__(self, reader, writer, *, namespace: dict | None = None):
+        self.reader, self.writer = reader, writer  # binary: readline(limit), write, flush
+        self.namespace = namespace  # what "global" may look up (the worker's exercises); None: nothing
+        self.objects: dict[int, object] = {}
+        self.codec = Codec(self)
+        self.epoch = 0  # bumped when the other side is replaced: handles it gave before are void
+        self._next = 0
+
+    # handles
+    def handle_for(self, value) -> dict:
+        self._next += 1
+        self.objects[self._next] = value
+        return {"$handle": self._next, "repr": _safe_repr(value), "callable": callable(value)}
+
+    def object_of(self, handle: int):
+        if handle not in self.objects:
+            raise WireError(f"no object with handle {handle} here")
+        return self.objects[handle]
+
+    def prepare(self) -> None:
+        """Called before each use of a `Remote`: the judge starts its worker again here."""
+
+    def lookup(self, name: str):
+        """A name the other side's exercise cells defined (a function comes as a `Remote` that
+        survives a restart of the worker: it is looked up again by name)."""
+        value = self.request("global", name=name)
+        if isinstance(value, Remote):
+            object.__setattr__(value, "_name", name)
+        return value
+
+    # messages
+    def send(self, message: dict) -> None:
+        line = json.dumps(message, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n"
+        self.writer.write(line.encode("ascii"))
+        self.writer.flush()
+
+    def receive(self) -> dict:
+        line = self.reader.readline(MAX_LINE + 1)
+        if not line:
+            raise WireError("the other side closed the connection")
+        if len(line) > MAX_LINE:
+            raise WireError(f"a message over {MAX_LINE} bytes")
+        try:
+            message = json.loads(line)
+        except ValueError as exc:
+            raise WireError(f"a message that is not JSON: {exc}") from None
+        if not isinstance(message, dict):
+            raise WireError("a message that is not a JSON object")
+        return message
+
+    def request(self, op: str, **fields):
+        """Ask the other side; serve its requests until it answers this one. A call's list and
+        dict arguments that the other side changed in place are changed here the same way."""
+        self._next += 1
+        rid = self._next
+        self.send({"id": rid, "op": op, **{k: self.codec.encode(v) for k, v in fields.items()}})
+        message = self._answer_to(rid)
+        if "error" in message:
+            raise self._error_of(message["error"])
+        if op == "call" and isinstance(message.get("changed"), dict):
+            self._write_back(message["changed"], fields.get("args", []), fields.get("kwargs", {}))
+        return self.codec.decode(message.get("value"))
+
+    def _answer_to(self, rid: int) -> dict:
+        while True:
+            message = self.receive()
+            if "op" in message:
+                self.serve(message)
+                continue
+            if message.get("re") != rid:
+                raise WireError(f"an answer to request {message.get('re')!r} while waiting for {rid}")
+            return message
+
+    def _write_back(self, changed: dict, args: list, kwargs: dict) -> None:
+        for where, data in changed.items():
+            original = kwargs.get(where[1:]) if where.startswith("=") else (
+                args[int(where)] if where.isdigit() and int(where) < len(args) else None)
+            new = self.codec.decode(data)
+            if isinstance(original, list) and isinstance(new, list):
+                original[:] = new
+            elif isinstance(original, dict) and isinstance(new, dict):
+                original.clear()
+                original.update(new)
+
+    def serve(self, message: dict) -> None:
+        """Answer one request of the other side (its exceptions go back as an error)."""
+        rid = message.get("id")
+        try:
+            value, changed = self._perform(message)
+            reply = {"re": rid, "value": self.codec.encode(value)}
+            if changed:
+                reply["changed"] = changed
+        except WireError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the other side's request failed: tell it
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)) and self.namespace is None:
+                raise
+            reply = {"re": rid, "error": self._describe(exc)}
+        self.send(reply)
+
+    def serve_forever(self) -> None:
+        while True:
+            message = self.receive()
+            if "op" not in message:
+                raise WireError("an answer when no request was made")
+            self.serve(message)
+
+    def _perform(self, message: dict) -> tuple[object, dict]:
+        """(the value, the call's list and dict arguments it changed, encoded by position or "=name")."""
+        if message.get("op") != "call":
+            return self._inspect(message), {}
+        target = self.object_of(message.get("handle"))
+        sent_args, sent_kwargs = message.get("args", []), message.get("kwargs", {})
+        args, kwargs = self.codec.decode(sent_args), self.codec.decode(sent_kwargs)
+        if not isinstance(args, list) or not isinstance(kwargs, dict):
+            raise WireError("call arguments must be a list and a dict")
+        value = target(*args, **{str(k): v for k, v in kwargs.items()})
+        changed = {}
+        for where, arg, sent in [(str(i), a, s) for i, (a, s) in enumerate(zip(args, sent_args))] + \
+                [("=" + str(k), kwargs[k], sent_kwargs.get(k)) for k in kwargs]:
+            if isinstance(arg, (list, dict)):
+                now = self.codec.encode(arg)
+                if now != sent:
+                    changed[where] = now
+        return value, changed
+
+    def _inspect(self, message: dict):
+        op = message.get("op")
+        if op not in OPS:
+            raise WireError(f"unknown operation {op!r}")
+        if op == "global":
+            name = message.get("name")
+            if self.namespace is None or not isinstance(name, str) or name not in self.namespace:
+                raise NameError(f"name {name!r} is not defined by your exercise cells")
+            return self.namespace[name]
+        target = self.object_of(message.get("handle"))
+        decode = self.codec.decode
+        if op == "getattr":
+            name = message.get("name")
+            if not isinstance(name, str) or name.startswith("_"):
+                raise AttributeError(f"{name!r}: private attributes are not shared")
+            return getattr(target, name)
+        if op == "getitem":
+            return target[decode(message.get("key"))]
+        if op == "len":
+            return len(target)
+        if op == "iter":
+            items = []
+            for item in target:
+                items.append(item)
+                if len(items) > MAX_ITEMS:
+                    raise OverflowError(f"more than {MAX_ITEMS} items")
+            return items
+        if op == "contains":
+            return decode(message.get("item")) in target
+        if op == "bool":
+            return bool(target)
+        return str(target)
+
+    def _describe(self, exc: BaseException) -> dict:
+        cls = type(exc)
+        described = {"type": cls.__name__, "message": _safe_str(exc), "where": _student_line(exc)}
+        if trusted_class(_qualified(cls)) is cls:
+            try:
+                described["exception"] = self.codec.encode(exc)
+            except Exception:
+                pass
+        return described
+
+    def _error_of(self, error) -> BaseException:
+        if not isinstance(error, dict):
+            return WireError("a malformed error answer")
+        type_name, message = str(error.get("type", "Exception")), str(error.get("message", ""))
+        where = str(error.get("where", ""))
+        if "exception" in error:
+            try:
+                exc = self.codec.decode(error["exception"])
+                if isinstance(exc, BaseException):
+                    if where:
+                        exc.add_note(where)
+                    return exc
+            except WireError:
+                pass
+        return RemoteError(type_name, message, where)
+
+
+def _safe_repr(value) -> str:
+    try:
+        return repr(value)[:300]
+    except Exception:
+        return f"<{type(value).__name__}>"
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)[:4000]
+    except Exception:
+        return f"<{type(exc).__name__} whose message cannot be shown>"
+
+
+EXERCISE_FILE = "<exercise "  # the file name the worker compiles an exercise cell under
+
+
+def _student_line(exc: BaseException) -> str:
+    """Where in the student's own code the exception was raised: 'exercise compact, line 7: ...'."""
+    found = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename.startswith(EXERCISE_FILE):
+            key = frame.filename[len(EXERCISE_FILE):].rstrip(">")
+            found = f"in your exercise {key!r}, line {frame.lineno}: {(frame.line or '').strip()}"
+    return found
