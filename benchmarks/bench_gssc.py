@@ -3,6 +3,7 @@
     python benchmarks/bench_gssc.py
 
 Target (issue 5): 10,000 candidate packets, 8,000-token budget, under 0.5 s per build.
+Target (issue 35 item 2): linear growth up to 100,000 packets.
 Candidates are synthetic, mixed Chinese and English, 10-120 words each, spread over 30 days.
 Printed, for 1,000 to 100,000 candidates:
 
@@ -11,8 +12,9 @@ Printed, for 1,000 to 100,000 candidates:
 - 1st build: the first build_context over those packets;
 - warm build: later builds over the same packets (what an agent loop pays per step when its
   candidates persist), with its split into select / structure + compress;
-- gc frozen: the warm build again after gc.freeze(), i.e. without Python's cyclic garbage
-  collector re-scanning the long-lived packets while the build allocates;
+- per packet: the warm build divided by the packets (flat means linear growth);
+- old: the same warm build with the code before issue 35's fix (solutions/gssc at OLD_COMMIT,
+  loaded from git into a temporary package), measured in the same run, and old / new;
 - ratio: growth against the previous size (10x more candidates -> about 10x the time means
   linear; sorting adds a log factor).
 
@@ -21,19 +23,26 @@ Best of a few runs; figures depend on the machine, compare the ratios.
 from __future__ import annotations
 
 import gc
+import importlib.util
 import os
 import random
+import subprocess
 import sys
+import tempfile
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from types import ModuleType
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone without installing
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # run from a clone without installing
 
-from timing import best_time  # noqa: E402
 from solutions.gssc import (DEFAULT_OUTPUT, ContextConfig, Packet, build_context,  # noqa: E402
                             compress, explain_selection, mandatory_tokens)
 
+# solutions/gssc before issue 35 item 2 (a frozenset of terms per packet, a tuple key per row).
+OLD_COMMIT = "affcbb9908ae0b64480281d7b9dee47ad111502e"
 SIZES = (1_000, 3_000, 10_000, 30_000, 100_000)
 CONFIG = ContextConfig(budget=8000, reserve=1000)
 TASK = "为什么链接 libpng 时报 undefined reference to inflate？zlib 是不是用了主机的库"
@@ -45,26 +54,68 @@ CHINESE = ["交叉编译", "链接", "找不到", "目标平台", "主机", "库
 T0 = datetime(2025, 3, 3, 12, 0, tzinfo=timezone(timedelta(hours=8)))
 
 
-def synthetic_packets(n: int, seed: int = 5) -> list[Packet]:
+def synthetic_records(n: int, seed: int = 5) -> list[tuple]:
+    """(content, source, timestamp, priority) for a policy and n candidates."""
     rng = random.Random(seed)
     sources = ["history", "notes", "docs", "tools"]
-    packets = [Packet("You are a build engineer. Never link host libraries.", "system", T0)]
+    records = [("You are a build engineer. Never link host libraries.", "system", T0, 1.0)]
     for _ in range(n):
         words = [rng.choice(ENGLISH) if rng.random() < 0.6 else rng.choice(CHINESE)
                  for _ in range(rng.randint(10, 120))]
-        packets.append(Packet(" ".join(words), rng.choice(sources),
-                              T0 - timedelta(minutes=rng.randint(0, 30 * 24 * 60)),
-                              priority=1.5 if rng.random() < 0.02 else 1.0))
-    return packets
+        records.append((" ".join(words), rng.choice(sources),
+                        T0 - timedelta(minutes=rng.randint(0, 30 * 24 * 60)),
+                        1.5 if rng.random() < 0.02 else 1.0))
+    return records
 
 
-def measure(n: int) -> dict:
+def synthetic_packets(n: int, seed: int = 5, packet=Packet) -> list:
+    return [packet(content, source, when, priority=priority)
+            for content, source, when, priority in synthetic_records(n, seed)]
+
+
+def gssc_at(commit: str, folder: Path, name: str = "gssc_old") -> ModuleType:
+    """solutions/gssc as it was at `commit`, imported as package `name` from files written to
+    `folder` (its own imports renamed), alongside today's. Raises LookupError without git or
+    that commit (e.g. in a shallow clone)."""
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+        if done.returncode:
+            raise LookupError(f"git {' '.join(args)} failed: {done.stderr.strip()}")
+        return done.stdout
+
+    package = folder / name
+    package.mkdir(parents=True, exist_ok=True)
+    for path in git("ls-tree", "--name-only", commit, "solutions/gssc/").split():
+        if path.endswith(".py"):
+            source = git("show", f"{commit}:{path}").replace("solutions.gssc", name)
+            (package / Path(path).name).write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(
+        name, package / "__init__.py", submodule_search_locations=[str(package)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its modules import each other by the package's name
+    spec.loader.exec_module(module)
+    return module
+
+
+def warm_build(gssc, n: int, repeats: int) -> float:
+    """The best warm build over n packets made by `gssc` (today's package or an old one), with
+    nothing else's packets alive: the garbage collector's work depends on what is."""
+    from timing import best_time  # benchmarks/ is on sys.path when this runs as a script
+
+    packets = synthetic_packets(n, packet=gssc.Packet)
+    gssc.build_context(TASK, packets, CONFIG)
+    return best_time(lambda: gssc.build_context(TASK, packets, CONFIG), repeats)
+
+
+def measure(n: int, old) -> dict:
+    from timing import best_time
+
     gc.collect()
     start = time.perf_counter()
     packets = synthetic_packets(n)
     make = time.perf_counter() - start
     start = time.perf_counter()
-    built = build_context(TASK, packets, CONFIG)  # the first build extracts the terms
+    built = build_context(TASK, packets, CONFIG)
     cold = time.perf_counter() - start
     assert built.tokens <= CONFIG.limit
     repeats = 5 if n <= 10_000 else 3
@@ -74,19 +125,21 @@ def measure(n: int) -> dict:
     select = best_time(lambda: explain_selection(packets[1:], TASK, room, CONFIG), repeats)
     chosen = built.chosen
     finish = best_time(lambda: compress(TASK, chosen, DEFAULT_OUTPUT, CONFIG.limit), repeats)
-    # Python's cyclic garbage collector re-scans every long-lived packet while a build
-    # allocates its rows; with many packets that scanning, not the pipeline, dominates.
-    # gc.freeze() moves the packets made so far out of its sight: what it costs without it.
-    gc.freeze()
-    frozen = best_time(lambda: build_context(TASK, packets, CONFIG), repeats)
-    gc.unfreeze()
     picked = sum(r.status == "selected" for r in built.rows)
+    del packets, built, chosen, pinned
+    gc.collect()
+    before = warm_build(old, n, repeats)
+    gc.collect()
     return {"n": n, "make": make, "cold": cold, "warm": warm, "select": select, "finish": finish,
-            "frozen": frozen, "picked": picked, "tokens": built.tokens}
+            "old": before, "picked": picked}
 
 
 def main() -> None:
-    rows = [measure(n) for n in SIZES]
+    from timing import best_time
+
+    with tempfile.TemporaryDirectory() as folder:
+        old = gssc_at(OLD_COMMIT, Path(folder))
+        rows = [measure(n, old) for n in SIZES]
     diverse_packets = synthetic_packets(10_000)
     build_context(TASK, diverse_packets, CONFIG)
     diverse_cfg = ContextConfig(budget=8000, reserve=1000, diversity=0.5)
@@ -95,16 +148,17 @@ def main() -> None:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"load average while measuring: {load} on {os.cpu_count()} CPUs\n")
     print(f"budget {CONFIG.budget:,} tokens, reserve {CONFIG.reserve:,} (context limit {CONFIG.limit:,})\n")
-    print(f"{'packets':>8} {'make':>8} {'1st build':>11} {'warm build':>11} {'ratio':>6} "
-          f"{'gc frozen':>10} {'ratio':>6} {'select':>8} {'struct+compress':>16} {'selected':>9} "
-          f"{'tokens':>7}")
+    print(f"{'packets':>8} {'make':>8} {'1st build':>11} {'warm build':>11} {'per packet':>11} "
+          f"{'ratio':>6} {'old':>9} {'per packet':>11} {'ratio':>6} {'old/new':>8} "
+          f"{'select':>8} {'struct+compress':>16} {'selected':>9}")
     previous = None
     for r in rows:
         ratio = f"{r['warm'] / previous['warm']:6.1f}" if previous else " " * 6
-        ratio_frozen = f"{r['frozen'] / previous['frozen']:6.1f}" if previous else " " * 6
-        print(f"{r['n']:>8,} {r['make']:>6.2f} s {r['cold']:>9.3f} s {r['warm']:>9.3f} s {ratio} "
-              f"{r['frozen']:>8.3f} s {ratio_frozen} {r['select']:>6.3f} s {r['finish']:>14.3f} s "
-              f"{r['picked']:>9,} {r['tokens']:>7,}")
+        ratio_old = f"{r['old'] / previous['old']:6.1f}" if previous else " " * 6
+        print(f"{r['n']:>8,} {r['make']:>6.2f} s {r['cold']:>9.3f} s {r['warm']:>9.3f} s "
+              f"{r['warm'] / r['n'] * 1e6:>8.2f} us {ratio} {r['old']:>7.3f} s "
+              f"{r['old'] / r['n'] * 1e6:>8.2f} us {ratio_old} {r['old'] / r['warm']:>7.2f}x "
+              f"{r['select']:>6.3f} s {r['finish']:>14.3f} s {r['picked']:>9,}")
         previous = r
     ten = next(r for r in rows if r["n"] == 10_000)
     verdict = "meets" if max(ten["warm"], ten["cold"]) < 0.5 else "misses"
@@ -113,9 +167,8 @@ def main() -> None:
           f"(exact token counts and terms, once per packet) {ten['make']:.2f} s")
     print(f"same with diversity 0.5 (near-duplicate penalty): {diverse:.3f} s")
     big, small = rows[-1], rows[0]
-    print(f"growth 1,000 -> 100,000 packets (100x): warm build x{big['warm'] / small['warm']:.0f}, "
-          f"with the garbage collector kept off the packets x{big['frozen'] / small['frozen']:.0f}, "
-          f"making packets x{big['make'] / small['make']:.0f}")
+    print(f"growth 1,000 -> 100,000 packets (100x): warm build x{big['warm'] / small['warm']:.0f} "
+          f"(old code x{big['old'] / small['old']:.0f}), making packets x{big['make'] / small['make']:.0f}")
 
 
 if __name__ == "__main__":

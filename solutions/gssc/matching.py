@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import AbstractSet
 
 from solutions.gssc.constants import CJK_QUESTION_WORDS, STOPWORDS
 
@@ -63,7 +64,7 @@ def query_terms(query: str) -> frozenset:
     return frozenset(found)
 
 
-def overlap(wanted: frozenset, found: set | frozenset) -> float:
+def overlap(wanted: frozenset, found: AbstractSet[str]) -> float:
     """Share of the wanted terms that were found: 0.0 (none) to 1.0 (all)."""
     return len(wanted & found) / len(wanted) if wanted else 0.0
 

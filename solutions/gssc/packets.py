@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Mapping, Union
 
 from solutions.gssc.constants import PACKET_SECTIONS, PINNED, SECTION_FOR_SOURCE, SECTIONS
-from solutions.gssc.matching import terms
+from solutions.gssc import matching
 from solutions.tokens import count_tokens
 
 _HEADER_LINES = frozenset(f"[{name}]" for name in SECTIONS)
@@ -45,7 +45,8 @@ class Packet:
     priority   multiplies the packet's score (a blocker note is worth more than chat)
     metadata   anything else (note id, note type...); not rendered
     tokens     exact o200k_base tokens of `entry`, counted once when the packet is made
-    terms      its relevance terms (see `terms`), also extracted once
+    terms      its relevance terms (see `matching.terms`), also extracted once: a read-only,
+               set-like view (`&`, `in`, `len`)
     """
 
     content: str
@@ -56,7 +57,10 @@ class Packet:
     priority: float = 1.0
     metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
     tokens: int = field(init=False, compare=False)
-    terms: frozenset = field(init=False, compare=False, repr=False)  # for relevance
+    # The terms as the keys of a dict of plain strings: unlike a frozenset, such a dict is not
+    # tracked by Python's cyclic garbage collector, so a full collection (one per build at 100k
+    # packets) does not walk every packet's terms (issue 35).
+    _term_keys: dict = field(init=False, compare=False, repr=False)
     epoch: float = field(init=False, compare=False, repr=False)  # timestamp in seconds
 
     def __post_init__(self):
@@ -82,8 +86,13 @@ class Packet:
         set_("metadata", dict(self.metadata))
         # Indexed once, when the packet is made; scoring then only compares numbers and sets.
         set_("tokens", count_tokens(self.entry))
-        set_("terms", frozenset(terms(self.content)))
+        set_("_term_keys", dict.fromkeys(matching.terms(self.content)))
         set_("epoch", self.timestamp.timestamp())
+
+    @property
+    def terms(self):
+        """The relevance terms, set-like (see `_term_keys` for why not a frozenset)."""
+        return self._term_keys.keys()
 
     @property
     def pinned(self) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Iterable, Sequence
+from typing import AbstractSet, Iterable, Sequence
 
 from solutions.gssc.config import ContextConfig
 from solutions.gssc.matching import overlap, query_terms
@@ -29,9 +29,11 @@ def default_now(packets: Iterable[Packet]) -> datetime:
 
 def packet_relevance(packet: Packet, query: str) -> float:
     """The packet's given relevance if it has one, else `relevance(query, packet.content)`."""
-    if packet.relevance is not None:
-        return packet.relevance
-    return overlap(query_terms(query), packet.terms)
+    return _relevance(packet, query_terms(query))
+
+
+def _relevance(packet: Packet, wanted: frozenset) -> float:
+    return packet.relevance if packet.relevance is not None else overlap(wanted, packet.terms)
 
 
 def _value(packet: Packet, rel: float, rec: float, config: ContextConfig) -> float:
@@ -66,7 +68,26 @@ def _rank_key(row: Row):
     return (-row.score, p.tokens, -p.epoch, p.source, p.content)
 
 
-def _jaccard(a: frozenset, b: frozenset) -> float:
+def _score(row: Row) -> float:
+    return row.score
+
+
+def _ranked(rows: list[Row]) -> list[Row]:
+    """The rows in `_rank_key` order. Sorted on the score alone first: a float key makes no
+    tuple per row (at 100k rows those tuples were much of what the garbage collector had to
+    chase); only runs of rows that tie on the score are then ordered by the whole key."""
+    rows = sorted(rows, key=_score, reverse=True)  # stable: ties keep their order
+    scores = list(map(_score, rows))
+    start = 0
+    for end in range(1, len(rows) + 1):
+        if end == len(rows) or scores[end] != scores[start]:
+            if end - start > 1:
+                rows[start:end] = sorted(rows[start:end], key=_rank_key)
+            start = end
+    return rows
+
+
+def _jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:
     shared = len(a & b)
     return shared / (len(a) + len(b) - shared) if a or b else 0.0
 
@@ -83,13 +104,13 @@ def explain_selection(packets: Sequence[Packet], query: str, budget: int,
     if not isinstance(budget, int) or budget < 0:
         raise ValueError(f"budget must be a whole number of tokens >= 0, got {budget!r}")
     now = (as_datetime(now) if now is not None else default_now(packets)).timestamp()
-    rows = []
+    wanted, rows = query_terms(query), []
     for p in packets:
-        rel = packet_relevance(p, query)
+        rel = _relevance(p, wanted)
         rec = _decay(now - p.epoch, config.half_life_hours)
         rows.append(Row(p, rel, rec, _value(p, rel, rec, config), "below min relevance"))
 
-    eligible = sorted((r for r in rows if r.relevance >= config.min_relevance), key=_rank_key)
+    eligible = _ranked([r for r in rows if r.relevance >= config.min_relevance])
     if config.diversity > 0:
         _fill_diverse(eligible, budget, config.diversity)
     else:
