@@ -176,11 +176,14 @@ def pytest_runtest_call(item):
     base = getattr(option, "_course_base_timeout", None) or option.nbval_cell_timeout
     option._course_base_timeout = base
     kind = labs_module.cell_kind(cell)
-    # The worker times each call to the student's code at `base` and stops it; the cell's own
+    # In a lab graded in a worker, the worker times each call to the student's code at `base` and stops it; the cell's own
     # limit is a backstop above that (a check may make several calls; the first exercise cell
     # starts the worker, which runs the set-up and every exercise).
-    option.nbval_cell_timeout = (2 * base + 10 if kind == "check" else
-                                 2 * max(base, labs_module.SETUP_TIMEOUT) + 10)
+    if item.parent.nb.metadata.get("course", {}).get("worker"):
+        option.nbval_cell_timeout = (2 * base + 10 if kind == "check" else
+                                     2 * max(base, labs_module.SETUP_TIMEOUT) + 10)
+    else:  # the student's code runs in this kernel: each cell has the limit itself
+        option.nbval_cell_timeout = base if kind in ("exercise", "check") else max(base, labs_module.SETUP_TIMEOUT)
     kernel = item.parent.kernel
     item._course_reply = None
 

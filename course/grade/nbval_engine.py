@@ -99,6 +99,9 @@ def grade_all_nbval(subs: list[Submission], root: Path, labs: dict[str, Lab], ti
             # a folder (the judge kernel's cwd, its worker's scratch) each
             path = work / "graded" / sub.student / sub.lab / f"{sub.lab}.ipynb"
             write_graded(path, nb, program, timeout=timeout, confined=confined)
+            if program is not None and not confined:
+                sub.notes.append("graded --unconfined: the submission's code ran with the grader's "
+                                 "rights, outside the sandbox")
             (keep / sub.student).mkdir(exist_ok=True)
             shutil.copyfile(path, keep / sub.student / path.name)
             paths[id(sub)] = path

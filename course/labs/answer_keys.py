@@ -108,19 +108,23 @@ def _bind_source(key: str, names: list[str], first: bool) -> str:
 
 
 def nbval_notebook(released: Lab, exercises: dict[str, str], graded_as: dict,
-                   solutions_visible: bool = False) -> tuple[nbformat.NotebookNode, Program]:
+                   solutions_visible: bool = False) -> tuple[nbformat.NotebookNode, Program | None]:
     """The answer key with its exercise cells bound to a worker that runs `exercises` (key ->
     source; a missing key runs the released stub) and its check cells run bare
     (`nbval_check_source`), each keeping its hint for the course's pytest plugin; and the
-    worker's program. `graded_as` (student, notebook) goes into the metadata: it makes the
+    worker's program (None for a lab whose metadata does not say `worker`: its exercise cells
+    are put in the copy and run in the judge's kernel). `graded_as` (student, notebook) goes into the metadata: it makes the
     plugin report."""
     nb = answer_key(released)
-    program = Program(solutions_visible=solutions_visible)
+    program = Program(solutions_visible=solutions_visible) if released.in_worker else None
     first = True
     for cell in nb.cells:
         kind = cell_kind(cell)
         if cell.cell_type != "code" or kind in ("check", "tally"):
             pass
+        elif program is None:  # a lab not yet moved to the worker: its exercises run here
+            if kind == "exercise" and cell_key(cell) in exercises:
+                cell.source = exercises[cell_key(cell)]
         elif kind == "exercise":
             key = cell_key(cell)
             program.cells.append({"kind": "exercise", "key": key, "source": exercises.get(key, cell.source)})
@@ -163,12 +167,14 @@ def nbval_unsolved(lab: Lab) -> tuple[nbformat.NotebookNode, Program]:
     return nbval_notebook(lab, {}, {"student": "(released stubs)", "notebook": lab.path.name})
 
 
-def write_graded(path: Path, nb: nbformat.NotebookNode, program: Program, *, timeout: float,
+def write_graded(path: Path, nb: nbformat.NotebookNode, program: Program | None, *, timeout: float,
                  confined: bool = True) -> Path:
     """Write a graded copy at `path`, its worker's program and an empty scratch folder beside it
     (one folder per copy: it is the judge kernel's working folder)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, path)
+    if program is None:
+        return path
     scratch = path.parent / SCRATCH
     scratch.mkdir(exist_ok=True)
     data = {"cells": program.cells, "solutions_visible": program.solutions_visible,

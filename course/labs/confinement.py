@@ -34,7 +34,6 @@ from course.paths import DATA_DIR, REPO_ROOT
 
 SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 RUNTIME_DIRS = (REPO_ROOT / "course", DATA_DIR)  # what a worker may read of the course
-UNCONFINED = "COURSE_GRADE_UNCONFINED"  # set by course.grade --unconfined for the judge kernels
 
 
 @dataclass(frozen=True)

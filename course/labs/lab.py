@@ -36,6 +36,13 @@ class Lab:
     def points(self) -> int | float:
         return sum(cell_points(c) for _, c in self.checks())
 
+    @property
+    def in_worker(self) -> bool:
+        """Graded with the student's code in a confined worker (`course.labs.remote`): the lab's
+        set-up cells run there without the answers (metadata `course.worker: true`). A lab not
+        yet moved runs its graded copy's exercise cells in the judge's kernel, as before."""
+        return bool(self.notebook.metadata.get("course", {}).get("worker"))
+
 
 def cell_kind(cell) -> str | None:
     tags = cell.get("metadata", {}).get("tags", [])

@@ -100,6 +100,8 @@ class _JudgeEndpoint(Endpoint):
             worker.fail(TimeoutError(f"your code did not return within {worker.timeout:g} s, "
                                      f"so it was stopped (an infinite loop? a wait that never ends?)"))
         except WireError as exc:
+            if worker.failure is not None:  # a nested call already stopped it (and said why)
+                raise worker.failure from None
             worker.fail(WorkerStopped(worker.why_stopped(exc)))
         except (KeyboardInterrupt, SystemExit):  # interrupted while the worker was busy: its
             worker.stop()                          # state is unknown, so it starts afresh
@@ -259,8 +261,7 @@ def start(program_file: str | os.PathLike) -> Worker:
     (scratch / "tmp").mkdir(parents=True, exist_ok=True)
     tempfile.tempdir = str(scratch / "tmp")
     os.environ["TMPDIR"] = tempfile.tempdir
-    confined = program.get("confined", True) and not os.environ.get(confinement.UNCONFINED)
-    worker = Worker(program["cells"], scratch, confined=confined, timeout=float(program.get("timeout", 60)),
+    worker = Worker(program["cells"], scratch, confined=bool(program.get("confined", True)), timeout=float(program.get("timeout", 60)),
                     solutions_visible=bool(program.get("solutions_visible")))
     worker.ensure_running()
     return worker

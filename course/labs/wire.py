@@ -42,7 +42,8 @@ MAX_DEPTH = 100            # nesting of a value
 MAX_ITEMS = 1_000_000      # items produced by iterating a remote object
 # Where a class named by the other side may come from. Only data classes are rebuilt from them
 # (dataclasses, named tuples, enums, exceptions, openai's models), each checked for its kind.
-TRUSTED_MODULES = ("course.", "openai.types.", "builtins", "json.decoder")
+TRUSTED_MODULES = ("course.", "solutions.", "lesson_support.", "openai.types.", "builtins",
+                   "json.decoder", "yaml.")
 
 
 class WireError(RuntimeError):
@@ -132,7 +133,8 @@ class Remote:
 
 # ------------------------------------------------------------------------------------ codec
 def _qualified(cls) -> str:
-    return f"{cls.__module__}:{cls.__qualname__}"
+    module = getattr(cls, "__module__", None)  # a class made by exec() without __name__ has none
+    return f"{module if isinstance(module, str) else '?'}:{getattr(cls, '__qualname__', '?')}"
 
 
 def trusted_class(name: str, trusted=TRUSTED_MODULES):
@@ -150,8 +152,7 @@ def trusted_class(name: str, trusted=TRUSTED_MODULES):
 
 
 def _is_model(value) -> bool:
-    cls = type(value)
-    return cls.__module__.startswith("openai.types.") and hasattr(value, "model_dump")
+    return _qualified(type(value)).startswith("openai.types.") and hasattr(value, "model_dump")
 
 
 class Codec:
@@ -160,11 +161,16 @@ class Codec:
     def __init__(self, endpoint: "Endpoint"):
         self.endpoint = endpoint
 
-    def encode(self, value, depth: int = 0):
+    def encode(self, value, depth: int = 0, same: dict | None = None):
+        """`same`: the arguments of the call being answered, by id: one of them (or a list or
+        dict inside one) returned is sent as {"$same": path}, and is that object on the other
+        side, so `split_turns(messages)[0][0] is messages[0]` holds across the boundary."""
         if depth > MAX_DEPTH:
             raise WireError(f"a value nested more than {MAX_DEPTH} levels deep cannot be sent")
-        e = lambda v: self.encode(v, depth + 1)  # noqa: E731
+        e = lambda v: self.encode(v, depth + 1, same)  # noqa: E731
         t = type(value)
+        if same and isinstance(value, (list, dict)) and id(value) in same:
+            return {"$same": same[id(value)]}
         if value is None or t in (bool, str, int):
             return value
         if isinstance(value, float):
@@ -212,10 +218,11 @@ class Codec:
             return {"$model": _qualified(t), "data": value.model_dump(mode="json", exclude_unset=True)}
         return self.endpoint.handle_for(value)
 
-    def decode(self, data, depth: int = 0):
+    def decode(self, data, depth: int = 0, originals=None):
+        """`originals`: the (args, kwargs) of the call this answers, for {"$same": path}."""
         if depth > MAX_DEPTH:
             raise WireError(f"a value nested more than {MAX_DEPTH} levels deep")
-        d = lambda v: self.decode(v, depth + 1)  # noqa: E731
+        d = lambda v: self.decode(v, depth + 1, originals)  # noqa: E731
         if data is None or type(data) in (bool, str, int, float):
             return data
         if type(data) is list:
@@ -226,6 +233,8 @@ class Codec:
         if not tags:
             return {k: d(v) for k, v in data.items()}
         tag, body = tags[0], data[tags[0]]
+        if tag == "$same":
+            return _follow(originals, body)
         try:
             return self._tagged(tag, body, data, d)
         except WireError:
@@ -305,6 +314,7 @@ class Endpoint:
         self.codec = Codec(self)
         self.epoch = 0  # bumped when the other side is replaced: handles it gave before are void
         self._next = 0
+        self._same = None  # while answering a call: id of each list/dict argument -> its path
 
     # handles
     def handle_for(self, value) -> dict:
@@ -357,9 +367,10 @@ class Endpoint:
         message = self._answer_to(rid)
         if "error" in message:
             raise self._error_of(message["error"])
+        args, kwargs = fields.get("args", []), fields.get("kwargs", {})
         if op == "call" and isinstance(message.get("changed"), dict):
-            self._write_back(message["changed"], fields.get("args", []), fields.get("kwargs", {}))
-        return self.codec.decode(message.get("value"))
+            self._write_back(message["changed"], args, kwargs)
+        return self.codec.decode(message.get("value"), originals=(args, kwargs) if op == "call" else None)
 
     def _answer_to(self, rid: int) -> dict:
         while True:
@@ -383,19 +394,20 @@ class Endpoint:
                 original.update(new)
 
     def serve(self, message: dict) -> None:
-        """Answer one request of the other side (its exceptions go back as an error)."""
+        """Answer one request of the other side: its value, or the exception it raised (a
+        malformed request is answered with an error too; only a broken connection ends this)."""
         rid = message.get("id")
         try:
             value, changed = self._perform(message)
-            reply = {"re": rid, "value": self.codec.encode(value)}
+            reply = {"re": rid, "value": self.codec.encode(value, same=self._same)}
             if changed:
                 reply["changed"] = changed
-        except WireError:
-            raise
         except BaseException as exc:  # noqa: BLE001 - the other side's request failed: tell it
             if isinstance(exc, (KeyboardInterrupt, SystemExit)) and self.namespace is None:
-                raise
+                raise  # the judge was interrupted: not the worker's answer to give
             reply = {"re": rid, "error": self._describe(exc)}
+        finally:
+            self._same = None
         self.send(reply)
 
     def serve_forever(self) -> None:
@@ -414,6 +426,7 @@ class Endpoint:
         args, kwargs = self.codec.decode(sent_args), self.codec.decode(sent_kwargs)
         if not isinstance(args, list) or not isinstance(kwargs, dict):
             raise WireError("call arguments must be a list and a dict")
+        self._same = _containers(args, kwargs)
         value = target(*args, **{str(k): v for k, v in kwargs.items()})
         changed = {}
         for where, arg, sent in [(str(i), a, s) for i, (a, s) in enumerate(zip(args, sent_args))] + \
@@ -458,8 +471,11 @@ class Endpoint:
         return str(target)
 
     def _describe(self, exc: BaseException) -> dict:
+        """An exception as data: its type, message, the student's line, the names of its classes
+        (the other side rebuilds the nearest one it trusts) and, for a trusted type, its args."""
         cls = type(exc)
-        described = {"type": cls.__name__, "message": _safe_str(exc), "where": _student_line(exc)}
+        described = {"type": cls.__name__, "message": _safe_str(exc), "where": _student_line(exc),
+                     "classes": [_qualified(c) for c in cls.__mro__[:20]]}
         if trusted_class(_qualified(cls)) is cls:
             try:
                 described["exception"] = self.codec.encode(exc)
@@ -468,20 +484,72 @@ class Endpoint:
         return described
 
     def _error_of(self, error) -> BaseException:
+        """The exception to raise here for the other side's: its own type when trusted, else the
+        nearest trusted class it derives from (a ValueError subclass the student defined is a
+        ValueError here, so `except ValueError` in a check works), else a RemoteError."""
         if not isinstance(error, dict):
             return WireError("a malformed error answer")
         type_name, message = str(error.get("type", "Exception")), str(error.get("message", ""))
         where = str(error.get("where", ""))
+        exc = None
         if "exception" in error:
             try:
                 exc = self.codec.decode(error["exception"])
-                if isinstance(exc, BaseException):
-                    if where:
-                        exc.add_note(where)
-                    return exc
             except WireError:
-                pass
-        return RemoteError(type_name, message, where)
+                exc = None
+        if not isinstance(exc, BaseException):
+            exc = None
+            classes = error.get("classes") if isinstance(error.get("classes"), list) else []
+            for name in classes[:20]:
+                cls = trusted_class(str(name))
+                if cls is not None and issubclass(cls, Exception) and cls is not Exception:
+                    try:
+                        exc = cls(message)
+                    except Exception:
+                        continue
+                    if name != classes[0]:
+                        exc.add_note(f"(raised as {type_name}, defined where the judge cannot rebuild it)")
+                    break
+        if exc is None:
+            return RemoteError(type_name, message, where)
+        if where:
+            exc.add_note(where)
+        return exc
+
+
+MAX_CONTAINERS = 200_000  # lists and dicts inside a call's arguments tracked for "$same"
+
+
+def _containers(args: list, kwargs: dict) -> dict[int, list]:
+    """id -> path of every list and dict in a call's arguments (paths: [position or "=name", key...])."""
+    found: dict[int, list] = {}
+    todo = [([i], a) for i, a in enumerate(args)] + [(["=" + str(k)], v) for k, v in kwargs.items()]
+    while todo and len(found) < MAX_CONTAINERS:
+        path, value = todo.pop()
+        if not isinstance(value, (list, dict)) or id(value) in found or len(path) > MAX_DEPTH:
+            continue
+        found[id(value)] = path
+        items = enumerate(value) if isinstance(value, list) else \
+            ((k, v) for k, v in value.items() if type(k) in (str, int))
+        todo += [(path + [k], v) for k, v in items]
+    return found
+
+
+def _follow(originals, path):
+    """The object at `path` in the (args, kwargs) this side sent."""
+    if originals is None or not isinstance(path, list) or not path:
+        raise WireError("a $same reference outside an answer to a call")
+    args, kwargs = originals
+    first = path[0]
+    try:
+        target = kwargs[first[1:]] if isinstance(first, str) and first.startswith("=") else args[first]
+        for step in path[1:]:
+            target = target[step]
+    except (KeyError, IndexError, TypeError):
+        raise WireError(f"a $same reference to nothing: {path!r}") from None
+    if not isinstance(target, (list, dict)):
+        raise WireError(f"a $same reference to a {type(target).__name__}")
+    return target
 
 
 def _safe_repr(value) -> str:
