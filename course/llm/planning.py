@@ -184,15 +184,50 @@ def _properties(tool: dict) -> tuple[dict, set]:
             set(r for r in required if isinstance(r, str)) if isinstance(required, list) else set())
 
 
+KINDS = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list,
+         "object": dict}
+
+
+def _fits(value, spec: dict) -> bool:
+    """Whether `value` is valid for the schema's enum and type (bool is not a number here)."""
+    enum = spec.get("enum")
+    if isinstance(enum, list) and enum:
+        return value in enum
+    kind = KINDS.get(spec.get("type", "string"))
+    if kind is None:
+        return True
+    if isinstance(value, bool) and spec.get("type") != "boolean":
+        return False
+    return isinstance(value, kind)
+
+
+def _fallback(spec: dict, ask: str):
+    """A required parameter's value when the request gives none: the ask's text, as its type."""
+    text = ask.strip(" ?.!。？")
+    kind = spec.get("type", "string")
+    if kind == "array":
+        items = spec.get("items") if isinstance(spec.get("items"), dict) else {}
+        return [text] if _fits(text, items) else []
+    return {"string": text, "integer": 0, "number": 0, "boolean": False, "object": {}}.get(kind, text)
+
+
 def fill_arguments(tool: dict, request: str, ask: str | None = None) -> dict:
-    """Arguments for `tool` read from the request (required ones fall back to the ask's text)."""
+    """Arguments for `tool` read from the request, each valid for its schema's type and enum.
+
+    An optional parameter the request gives no valid value for is left out (never filled with
+    a guess such as the tool's own name); a required one falls back to the ask's text, typed.
+    """
     ask = request if ask is None else ask
     properties, required = _properties(tool)
+    own_name = tool["function"].get("name")
     args = {}
     for pname, spec in properties.items():
-        value = _argument(str(pname), spec if isinstance(spec, dict) else {}, request, ask)
+        spec = spec if isinstance(spec, dict) else {}
+        value = _argument(str(pname), spec, request, ask)
+        if value is not None and (not _fits(value, spec) or value == own_name):
+            value = None
         if value is None and pname in required:
-            value = ask.strip(" ?.!。？")
+            value = _fallback(spec, ask)
         if value is not None:
             args[pname] = value
     return args

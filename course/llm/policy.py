@@ -33,7 +33,10 @@ in this order; the first that decides makes the reply:
 Rules 2 to 11 are each a small function here or in the module named in RULES; `tool_choice`
 limits are applied by `Context.call` and `Context.answer`, so a rule that would call a tool when
 no call is allowed (or answer in text when a call is required) steps aside and the next rule
-is tried. Every rule that looks and finds something adds a step to the trace, which the server
+is tried. Arguments of every call a rule makes come from the request
+(`planning.fill_arguments`), each valid for its parameter's JSON-schema type and enum: an
+optional parameter with no valid value in the request is left out, a required one gets the
+ask's text in its type. Every rule that looks and finds something adds a step to the trace, which the server
 returns as the extra top-level field `teaching_trace` (`course.llm.explain` renders it).
 """
 from __future__ import annotations
