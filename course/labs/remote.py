@@ -177,14 +177,14 @@ class Worker:
                 status = self.process.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
-        if status is None or status == 0:
+        if status is None:
             return f"the worker running your code stopped answering ({exc})"
         if status < 0:
             name = signal.Signals(-status).name if -status in signal.Signals._value2member_map_ else -status
             return (f"the worker running your code was killed by {name} (a limit on memory, "
                     f"processes or file size? a signal your code sent?)")
         detail = self._startup_error()
-        return (f"the worker running your code exited with status {status} (os._exit? a crash?)"
+        return (f"the worker running your code exited with status {status} (os._exit? sys.exit? a crash?)"
                 + (f": {detail}" if detail else ""))
 
     def _startup_error(self) -> str:
@@ -239,7 +239,12 @@ class Worker:
     def bind(self, namespace: dict, key: str, names: list[str]) -> None:
         """Bind `names` (what exercise `key`'s stub defines) to the worker's objects; then raise
         the exercise's own error, if running it failed."""
-        self.endpoint.request("global", name="__name__")  # starts the worker if it is not running
+        try:
+            self.endpoint.request("global", name="__name__")  # starts the worker if it is not running
+        except (TimeoutError, WorkerStopped) as exc:  # it cannot even start: every name says why
+            for name in names:
+                namespace[name] = _Unavailable(name, exc)
+            raise
         for name in names:
             try:
                 namespace[name] = self.endpoint.lookup(name)
@@ -250,6 +255,19 @@ class Worker:
         if isinstance(error, dict):
             where = f" ({error['where']})" if error.get("where") else ""
             raise ExerciseError(f"{error.get('type', 'Exception')}: {error.get('message', '')}{where}")
+
+
+class _Unavailable:
+    """Stands for an exercise's name when the worker could not start: using it says why."""
+
+    def __init__(self, name: str, error: BaseException):
+        self.name, self.error = name, error
+
+    def __call__(self, *args, **kwargs):
+        raise WorkerStopped(f"{self.name} cannot run: {self.error}")
+
+    def __repr__(self):
+        return f"<{self.name}: not available, {self.error}>"
 
 
 def start(program_file: str | os.PathLike) -> Worker:
@@ -263,8 +281,7 @@ def start(program_file: str | os.PathLike) -> Worker:
     os.environ["TMPDIR"] = tempfile.tempdir
     worker = Worker(program["cells"], scratch, confined=bool(program.get("confined", True)), timeout=float(program.get("timeout", 60)),
                     solutions_visible=bool(program.get("solutions_visible")))
-    worker.ensure_running()
-    return worker
+    return worker  # started by the first `bind`, which says why if it cannot start
 
 
 __all__ = ["CallTimeout", "ExerciseError", "Remote", "Worker", "WorkerStopped", "start"]

@@ -1,0 +1,139 @@
+"""Hostile submissions, graded with their code in the confined worker (a lab marked `worker`).
+
+Every student of this class but one writes a wrong `add` (it returns -1, or never returns) and
+attacks the grader from an exercise cell: rewriting later cells' asserts, importing the answers
+without a literal import, reading the answers' source, leaving a process behind, killing the
+grader, exiting the interpreter, flooding /tmp, writing outside the scratch folder. Each scores
+nothing for `add` (its `shout` is right, so its own other check still passes), the honest
+student graded in the same run scores everything, and nothing is left on the machine.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import uuid
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import course.grade
+from course.labs import confinement
+from tests.labs.conftest import SOLVED, TINY_LAB, tiny_lab_notebook
+
+pytestmark = pytest.mark.skipif(confinement.problem() is not None,
+                                reason=f"no confinement here: {confinement.problem()}")
+
+MARK = "course-hostile-" + uuid.uuid4().hex[:8]  # names what the attackers leave behind
+WRONG = "def add(a, b):\n    return -1\n"
+ATTACKS = {
+    "rewrites_asserts": WRONG + (
+        "import ast\n"
+        "class NoAsserts(ast.NodeTransformer):\n"
+        "    def visit_Assert(self, node):\n"
+        "        return ast.Pass()\n"
+        "get_ipython().ast_transformers.append(NoAsserts())\n"),
+    "imports_answers_by_computed_name": (
+        "import importlib\n"
+        "def add(a, b):\n"
+        "    return importlib.import_module('solu' + 'tions.compaction').__name__ and a + b\n"),
+    "execs_the_answers_source": (
+        "from course.paths import REPO_ROOT\n"
+        "exec(open(REPO_ROOT / 'solutions' / 'agent_loop' / '__init__.py').read())\n"
+        "def add(a, b):\n"
+        "    return open(REPO_ROOT / 'solutions' / '__init__.py').read() and a + b\n"),
+    "leaves_a_process_behind": WRONG + (
+        "import subprocess\n"
+        f"subprocess.Popen(['sh', '-c', 'exec -a {MARK} sleep 120'], start_new_session=True)\n"),
+    "kills_the_grader": WRONG + (
+        "import os, signal\n"
+        "for pid in (os.getppid(), 1):\n"
+        "    try:\n"
+        "        os.kill(pid, signal.SIGKILL)\n"
+        "    except OSError:\n"
+        "        pass\n"),
+    "exits_the_interpreter": WRONG + "import os\nos._exit(0)\n",
+    "floods_tmp": WRONG + (
+        "import os\n"
+        "try:\n"
+        f"    with open('/tmp/{MARK}', 'wb') as f:\n"
+        "        for _ in range(1024):\n"
+        "            f.write(b'x' * 2**20)\n"
+        "except OSError:\n"
+        "    pass\n"),
+    "writes_outside": WRONG + (
+        "import os\n"
+        f"for folder in ('/work', '/root', os.path.expanduser('~'), '/var/tmp', '/etc'):\n"
+        "    try:\n"
+        f"        open(os.path.join(folder, '{MARK}'), 'w').write('x')\n"
+        "    except OSError:\n"
+        "        pass\n"),
+    "never_returns": "def add(a, b):\n    while True:\n        pass\n",
+}
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    labs = tmp_path_factory.mktemp("worker_labs")
+    nb = tiny_lab_notebook()
+    nb.metadata["course"]["worker"] = True
+    nbformat.write(nb, labs / f"{TINY_LAB}.ipynb")
+    subs = tmp_path_factory.mktemp("hostile")
+    for name, add in {"honest": SOLVED["add"], **ATTACKS}.items():
+        copy = nbformat.read(labs / f"{TINY_LAB}.ipynb", as_version=4)
+        for cell in copy.cells:
+            key = cell.metadata.get("course", {}).get("key")
+            if "exercise" in cell.metadata.get("tags", []):
+                cell.source = add if key == "add" else SOLVED["shout"]
+        nbformat.write(copy, subs / f"{name}.ipynb")
+    out = tmp_path_factory.mktemp("hostile_out")
+    assert course.grade.main([str(subs), "--labs", str(labs), "--timeout", "5", "--jobs", "2",
+                              "--output", str(out)]) == 0
+    rows = list(csv.DictReader((out / "gradebook.csv").open(encoding="utf-8")))
+    return {(r["student"], r["check"]): r for r in rows}, out
+
+
+def test_the_honest_student_graded_beside_the_attackers_scores_everything(graded_class):
+    rows, _ = graded_class
+    assert {check: r["status"] for (student, check), r in rows.items() if student == "honest"} == \
+        {"check-add-pair": "pass", "check-add-negative": "pass", "check-shout": "pass"}
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_an_attack_from_an_exercise_earns_nothing_for_the_attacked_checks(graded_class, attack):
+    rows, _ = graded_class
+    assert rows[(attack, "check-add-pair")]["earned"] == "0"
+    assert rows[(attack, "check-add-negative")]["earned"] == "0"
+
+
+@pytest.mark.parametrize("attack", ["rewrites_asserts", "leaves_a_process_behind", "floods_tmp",
+                                    "writes_outside", "never_returns"])
+def test_an_attack_costs_only_its_own_checks(graded_class, attack):
+    rows, _ = graded_class
+    assert rows[(attack, "check-shout")]["status"] == "pass", rows[(attack, "check-shout")]["detail"]
+
+
+def test_the_answers_are_not_in_the_sandbox(graded_class):
+    rows, _ = graded_class
+    assert "No module named 'solutions'" in rows[("imports_answers_by_computed_name", "check-add-pair")]["detail"]
+    assert rows[("execs_the_answers_source", "check-add-pair")]["status"] == "fail"
+
+
+def test_a_timeout_and_a_dead_worker_are_said_plainly(graded_class):
+    rows, _ = graded_class
+    assert "did not return within 5 s" in rows[("never_returns", "check-add-pair")]["detail"]
+    assert "exited with status 0 (os._exit? sys.exit? a crash?)" in rows[("exits_the_interpreter", "check-add-pair")]["detail"]
+
+
+def test_nothing_the_attackers_started_or_wrote_is_left(graded_class):
+    _, out = graded_class
+    left = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if MARK.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                left.append(pid)
+        except OSError:
+            continue
+    assert left == [], "a process started by a submission outlived its grading"
+    for folder in ("/tmp", "/work", "/root", os.path.expanduser("~"), "/var/tmp", "/etc"):
+        assert not (Path(folder) / MARK).exists(), f"a submission wrote into {folder}"
