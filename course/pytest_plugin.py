@@ -224,6 +224,8 @@ def pytest_runtest_makereport(item, call):
         status, detail = "timeout", (f"Timeout: the cell ran longer than "
                                      f"{item.config.option._course_base_timeout:g} s and was "
                                      f"interrupted (an infinite loop?)")
+    elif reply.get("status") == "error" and reply.get("ename") == "StudentTimeout":  # the worker's limit
+        status, detail = "timeout", f"Timeout: {reply.get('evalue') or ''}"
     elif reply.get("status") == "error":
         status = "fail"
         hint = cell.metadata.get("course", {}).get("hint", "") if kind == "check" else ""

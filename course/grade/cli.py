@@ -51,7 +51,8 @@ def main(argv=None) -> int:
     parser.add_argument("--engine", choices=("nbval", "kernel"), default="nbval",
                         help="nbval (default): each graded copy runs under pytest + strict nbval "
                              "against the lab's answer key, and is kept in OUTPUT/graded-notebooks; "
-                             "kernel: the same judging, one kernel driven directly (faster)")
+                             "kernel: the same judging, one kernel driven directly (faster), for "
+                             "labs not yet graded in the confined worker")
     parser.add_argument("--unconfined", action="store_true",
                         help="run the submissions' code without the sandbox, with your own rights "
                              "(only where bubblewrap cannot work; the gradebook says so)")
@@ -82,15 +83,16 @@ def main(argv=None) -> int:
     if not subs:
         print(f"No submissions in {args.submissions}.")
     match_all(subs, args.submissions, labs, args.lab, reflections.find_released_lessons(args.lessons))
+    confined = not args.unconfined
+    in_worker = [s for s in subs if s.lab and not s.problem and labs[s.lab].in_worker]
+    if confined and in_worker and confinement.problem():
+        parser.error(confinement.problem())
     if args.engine == "nbval":
-        confined = not args.unconfined
-        if confined and any(labs[s.lab].in_worker for s in subs if s.lab and not s.problem):
-            why = confinement.problem()
-            if why:
-                parser.error(why)
         grade_all_nbval(subs, args.submissions, labs, args.timeout, args.jobs, out, confined=confined)
-    else:
-        grade_all(subs, args.submissions, labs, args.timeout, args.jobs)
+    else:  # a lab graded in the worker has one path, nbval's, whatever the engine
+        others = [s for s in subs if s not in in_worker]
+        grade_all_nbval(in_worker, args.submissions, labs, args.timeout, args.jobs, out, confined=confined)
+        grade_all(others, args.submissions, labs, args.timeout, args.jobs)
     paths = write_gradebook(subs, lab_info(labs, subs), out, shard)
     print(f"\nWrote {', '.join(str(p) for p in paths)}")
     return 0

@@ -14,7 +14,7 @@ import nbformat
 
 from course.grade.submissions import GRADED_MARK, Submission, _progress_line, row
 from course.labs import Lab, cell_key, cell_points, cell_problem, nbval_graded, read_notebook
-from course.labs.answer_keys import write_graded
+from course.labs.answer_keys import SCRATCH_SUFFIX, program_path, write_graded
 from course.paths import REPO_ROOT
 
 GRADED_DIR = "graded-notebooks"
@@ -96,14 +96,17 @@ def grade_all_nbval(subs: list[Submission], root: Path, labs: dict[str, Lab], ti
         for sub in todo:
             nb, program, sub.notes = nbval_graded(labs[sub.lab], read_notebook(root / sub.notebook),
                                                   sub.student, sub.notebook)
-            # a folder (the judge kernel's cwd, its worker's scratch) each
-            path = work / "graded" / sub.student / sub.lab / f"{sub.lab}.ipynb"
+            # a folder per student (the judge kernels' cwd); a worker's scratch per notebook
+            path = work / "graded" / sub.student / f"{sub.lab}.ipynb"
             write_graded(path, nb, program, timeout=timeout, confined=confined)
             if program is not None and not confined:
                 sub.notes.append("graded --unconfined: the submission's code ran with the grader's "
                                  "rights, outside the sandbox")
             (keep / sub.student).mkdir(exist_ok=True)
             shutil.copyfile(path, keep / sub.student / path.name)
+            if program is not None:  # `pytest --nbval` by hand needs the worker's program too
+                shutil.copyfile(program_path(path), keep / sub.student / program_path(path).name)
+                (keep / sub.student / (path.stem + SCRATCH_SUFFIX)).mkdir(exist_ok=True)
             paths[id(sub)] = path
         size = max(1, min(8, -(-len(todo) // jobs)))  # chunks: progress as they finish, balanced load
         chunks = [todo[i:i + size] for i in range(0, len(todo), size)]

@@ -70,8 +70,8 @@ def nbval_check_source(source: str) -> str:
             f"print({VERDICT_LINE.format(key=parsed.key).rstrip()!r})")
 
 
-PROGRAM_FILE = "worker-program.json"
-SCRATCH = "scratch"
+PROGRAM_SUFFIX = ".worker.json"   # beside a graded copy NN_x_lab.ipynb: NN_x_lab.worker.json
+SCRATCH_SUFFIX = ".scratch"       # and its worker's scratch folder, NN_x_lab.scratch/
 
 
 @dataclass
@@ -99,10 +99,10 @@ def defined_names(source: str) -> list[str]:
     return list(dict.fromkeys(n for n in names if not n.startswith("_")))
 
 
-def _bind_source(key: str, names: list[str], first: bool) -> str:
+def _bind_source(key: str, names: list[str], first: bool, program_file: str) -> str:
     start = ("# The grader: a worker process, confined, runs the lab's set-up and your exercise cells;\n"
              "# the checks below call your functions there and never run your code here.\n"
-             f"_course_worker = __import__('course.labs.remote', fromlist=['start']).start({PROGRAM_FILE!r})\n"
+             f"_course_worker = __import__('course.labs.remote', fromlist=['start']).start({program_file!r})\n"
              if first else "")
     return start + f"_course_worker.bind(globals(), {key!r}, {names!r})"
 
@@ -128,7 +128,8 @@ def nbval_notebook(released: Lab, exercises: dict[str, str], graded_as: dict,
         elif kind == "exercise":
             key = cell_key(cell)
             program.cells.append({"kind": "exercise", "key": key, "source": exercises.get(key, cell.source)})
-            cell.source = _bind_source(key, defined_names(cell.source), first)
+            cell.source = _bind_source(key, defined_names(cell.source), first,
+                                       released.lab_id + PROGRAM_SUFFIX)
             first = False
         else:
             program.cells.append({"kind": "setup", "key": None, "source": cell.source})
@@ -169,15 +170,20 @@ def nbval_unsolved(lab: Lab) -> tuple[nbformat.NotebookNode, Program]:
 
 def write_graded(path: Path, nb: nbformat.NotebookNode, program: Program | None, *, timeout: float,
                  confined: bool = True) -> Path:
-    """Write a graded copy at `path`, its worker's program and an empty scratch folder beside it
-    (one folder per copy: it is the judge kernel's working folder)."""
+    """Write a graded copy at `path` (named after its lab), its worker's program and an empty
+    scratch folder beside it; the copy's folder is the judge kernel's working folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, path)
     if program is None:
         return path
-    scratch = path.parent / SCRATCH
+    scratch = path.parent / (path.stem + SCRATCH_SUFFIX)
     scratch.mkdir(exist_ok=True)
     data = {"cells": program.cells, "solutions_visible": program.solutions_visible,
-            "timeout": timeout, "confined": confined, "scratch": str(scratch.resolve())}
-    (path.parent / PROGRAM_FILE).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+            "timeout": timeout, "confined": confined, "scratch": scratch.name}
+    program_path(path).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     return path
+
+
+def program_path(graded_copy: Path) -> Path:
+    """Where a graded copy's worker program is (it names the copy's lab: `NN_x_lab.ipynb`)."""
+    return graded_copy.parent / (graded_copy.stem + PROGRAM_SUFFIX)

@@ -37,6 +37,10 @@ class CallTimeout(Exception):
     """The worker did not answer in time (internal: becomes a TimeoutError for the check)."""
 
 
+class StudentTimeout(TimeoutError):
+    """A call to the student's code ran past its time limit (the gradebook's "timeout")."""
+
+
 class ExerciseError(Exception):
     """The student's exercise cell raised when the worker ran it."""
 
@@ -97,7 +101,7 @@ class _JudgeEndpoint(Endpoint):
         try:
             return super().request(op, **fields)
         except CallTimeout:
-            worker.fail(TimeoutError(f"your code did not return within {worker.timeout:g} s, "
+            worker.fail(StudentTimeout(f"your code did not return within {worker.timeout:g} s, "
                                      f"so it was stopped (an infinite loop? a wait that never ends?)"))
         except WireError as exc:
             if worker.failure is not None:  # a nested call already stopped it (and said why)
@@ -159,7 +163,7 @@ class Worker:
             ready = endpoint.receive()
         except CallTimeout:
             self.stop()
-            raise TimeoutError(f"the lab's set-up and your exercise cells did not finish within "
+            raise StudentTimeout(f"the lab's set-up and your exercise cells did not finish within "
                                f"{max(START_TIMEOUT, self.timeout):g} s in the worker") from None
         except WireError as exc:
             why = self.why_stopped(exc)
@@ -274,8 +278,9 @@ def start(program_file: str | os.PathLike) -> Worker:
     """The first cell of a graded copy: read the program the grader wrote, point this kernel's
     temporary files into the scratch folder (so the paths checks pass mean the same to the
     worker), and start the worker."""
-    program = json.loads(Path(program_file).read_text(encoding="utf-8"))
-    scratch = Path(program["scratch"])
+    program_file = Path(program_file).resolve()
+    program = json.loads(program_file.read_text(encoding="utf-8"))
+    scratch = program_file.parent / program["scratch"]  # beside the program, wherever it was moved
     (scratch / "tmp").mkdir(parents=True, exist_ok=True)
     tempfile.tempdir = str(scratch / "tmp")
     os.environ["TMPDIR"] = tempfile.tempdir
@@ -284,4 +289,4 @@ def start(program_file: str | os.PathLike) -> Worker:
     return worker  # started by the first `bind`, which says why if it cannot start
 
 
-__all__ = ["CallTimeout", "ExerciseError", "Remote", "Worker", "WorkerStopped", "start"]
+__all__ = ["CallTimeout", "ExerciseError", "Remote", "StudentTimeout", "Worker", "WorkerStopped", "start"]

@@ -137,7 +137,7 @@ def test_the_summary_has_totals_reasons_and_whole_points(gradebook):
     assert ("✗ check-agent-vancouver (fail): run_agent must answer the Vancouver question in 2 API calls "
             "and return the history, without changing the caller's list — NotImplementedError: write run_agent") in bob
     carol = summary.split("### carol")[1].split("###")[0]
-    assert "✗ check-agent-vancouver (timeout): Timeout: the cell ran longer than 10 s" in carol
+    assert "✗ check-agent-vancouver (timeout): Timeout: your code did not return within 10 s" in carol
 
 
 def test_no_kernel_warnings_in_the_output(gradebook):
