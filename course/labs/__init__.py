@@ -30,9 +30,23 @@ Where each part lives:
     running.py       running a notebook in a fresh kernel; CellResult, LabRun
     judging.py       judging a check from its verdict, or from its receipt when run bare
     run_problems.py  what is wrong with a solved or an unsolved run
+    wire.py          what crosses between the judge and the worker: JSON, handles, no pickles
+    worker.py        the worker process that runs a graded student's exercises
+    remote.py        the judge's side: starting the worker, binding the exercises' names
+    confinement.py   the bubblewrap sandbox and limits the worker runs in
 """
-from course.labs.answer_keys import (VERDICT_LINE, answer_key, nbval_check_source, nbval_graded,
-                                     nbval_notebook, nbval_solved, nbval_unsolved)
+from course.labs.answer_keys import (PROGRAM_SUFFIX, SCRATCH_SUFFIX, VERDICT_LINE, Program,
+                                     answer_key, defined_names, nbval_check_source, nbval_graded,
+                                     nbval_notebook, nbval_solved, nbval_unsolved, program_path,
+                                     write_graded)
+from course.labs.confinement import (RUNTIME_DIRS, SYSTEM_DIRS, Limits, command, problem,
+                                     set_limits)
+from course.labs.remote import (SCRATCH_QUOTA, START_TIMEOUT, ExerciseError, StudentTimeout, Worker,
+                                WorkerStopped, start)
+from course.labs.wire import (EXERCISE_FILE, MAX_CONTAINERS, MAX_DEPTH, MAX_ITEMS, MAX_LINE, OPS,
+                              TRUSTED_MODULES, CallTimeout, Codec, Endpoint, LineReader, Remote,
+                              RemoteError, WireError, trusted_class)
+from course.labs.worker import main, run_cells
 from course.labs.judging import NO_VERDICT, judge_bare_check, judge_verdict_check, verdict_of
 from course.labs.lab import (LAB_NAME, Lab, LabError, cell_key, cell_kind, cell_points,
                              find_released_labs, load_lab, match_lab, read_notebook, whole)
@@ -56,8 +70,20 @@ __all__ = [
     # variants.py
     "RECEIPT_PREFIX", "bare_check", "graded", "not_attempted", "solved", "student_answers",
     # answer_keys.py
-    "VERDICT_LINE", "answer_key", "nbval_check_source", "nbval_graded", "nbval_notebook",
-    "nbval_solved", "nbval_unsolved",
+    "PROGRAM_SUFFIX", "SCRATCH_SUFFIX", "VERDICT_LINE", "Program", "answer_key", "defined_names",
+    "nbval_check_source", "nbval_graded", "nbval_notebook", "nbval_solved", "nbval_unsolved",
+    "program_path", "write_graded",
+    # confinement.py
+    "RUNTIME_DIRS", "SYSTEM_DIRS", "Limits", "command", "problem", "set_limits",
+    # remote.py
+    "SCRATCH_QUOTA", "START_TIMEOUT", "ExerciseError", "StudentTimeout", "Worker", "WorkerStopped",
+    "start",
+    # wire.py
+    "EXERCISE_FILE", "MAX_CONTAINERS", "MAX_DEPTH", "MAX_ITEMS", "MAX_LINE", "OPS", "TRUSTED_MODULES",
+    "CallTimeout", "Codec", "Endpoint", "LineReader", "Remote", "RemoteError", "WireError",
+    "trusted_class",
+    # worker.py
+    "main", "run_cells",
     # running.py
     "SETUP_TIMEOUT", "TIMEOUT_ENAME", "CellResult", "LabRun", "cell_problem", "run", "run_solved",
     "run_unsolved",

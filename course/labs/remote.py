@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -27,14 +26,10 @@ import time
 from pathlib import Path
 
 from course.labs import confinement
-from course.labs.wire import Endpoint, Remote, WireError
+from course.labs.wire import CallTimeout, Endpoint, LineReader, Remote, WireError
 
 START_TIMEOUT = 120  # the program's set-up cells and exercises, at start
 SCRATCH_QUOTA = 512 * 2**20  # bytes the scratch folder may hold after a call
-
-
-class CallTimeout(Exception):
-    """The worker did not answer in time (internal: becomes a TimeoutError for the check)."""
 
 
 class StudentTimeout(TimeoutError):
@@ -47,30 +42,6 @@ class ExerciseError(Exception):
 
 class WorkerStopped(RuntimeError):
     """The worker ended while it was answering: the student's code ended or crashed it."""
-
-
-class _DeadlineReader:
-    """readline(limit) on a pipe that gives up at `deadline` (time.monotonic), if one is set."""
-
-    def __init__(self, fd: int):
-        self.fd, self.buffer, self.deadline = fd, b"", None
-
-    def readline(self, limit: int) -> bytes:
-        while b"\n" not in self.buffer and len(self.buffer) <= limit:
-            wait = None if self.deadline is None else self.deadline - time.monotonic()
-            if wait is not None and wait <= 0:
-                raise CallTimeout()
-            ready, _, _ = select.select([self.fd], [], [], wait)
-            if not ready:
-                raise CallTimeout()
-            chunk = os.read(self.fd, 1 << 16)
-            if not chunk:
-                break
-            self.buffer += chunk
-        end = self.buffer.find(b"\n")
-        end = len(self.buffer) if end < 0 else end + 1
-        line, self.buffer = self.buffer[:end], self.buffer[end:]
-        return line
 
 
 class _JudgeEndpoint(Endpoint):
@@ -155,7 +126,7 @@ class Worker:
             preexec_fn=confinement.set_limits(self.limits) if self.confined else None)
         self.starts += 1
         endpoint = self.endpoint
-        endpoint.reader, endpoint.writer = _DeadlineReader(self.process.stdout.fileno()), self.process.stdin
+        endpoint.reader, endpoint.writer = LineReader(self.process.stdout.fileno()), self.process.stdin
         endpoint.epoch += 1
         endpoint.send({"program": {"cells": self.cells}})
         endpoint.reader.deadline = time.monotonic() + max(START_TIMEOUT, self.timeout)

@@ -34,7 +34,10 @@ import enum
 import importlib
 import json
 import math
+import os
 import pathlib
+import select
+import time
 import traceback
 
 MAX_LINE = 256 * 2**20     # one message; a bigger one is refused, not read into memory unbounded
@@ -48,6 +51,33 @@ TRUSTED_MODULES = ("course.", "solutions.", "lesson_support.", "openai.types.", 
 
 class WireError(RuntimeError):
     """The other side broke the protocol (a malformed or oversized message, or it went away)."""
+
+
+class CallTimeout(Exception):
+    """No message arrived before the reader's deadline (the judge turns it into a timeout)."""
+
+
+class LineReader:
+    """readline(limit) on a pipe's descriptor, giving up at `deadline` (time.monotonic) when one
+    is set. Unbuffered reads of our own, so a limit never reads past the line it stops at."""
+
+    def __init__(self, fd: int):
+        self.fd, self.buffer, self.deadline = fd, b"", None
+
+    def readline(self, limit: int) -> bytes:
+        while b"\n" not in self.buffer and len(self.buffer) <= limit:
+            if self.deadline is not None:
+                wait = self.deadline - time.monotonic()
+                if wait <= 0 or not select.select([self.fd], [], [], wait)[0]:
+                    raise CallTimeout()
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                break
+            self.buffer += chunk
+        end = self.buffer.find(b"\n")
+        end = len(self.buffer) if end < 0 else end + 1
+        line, self.buffer = self.buffer[:end], self.buffer[end:]
+        return line
 
 
 class RemoteError(Exception):
@@ -405,7 +435,7 @@ class Endpoint:
         except BaseException as exc:  # noqa: BLE001 - the other side's request failed: tell it
             if isinstance(exc, (KeyboardInterrupt, SystemExit)) and self.namespace is None:
                 raise  # the judge was interrupted: not the worker's answer to give
-            reply = {"re": rid, "error": self._describe(exc)}
+            reply = {"re": rid, "error": self.describe(exc)}
         finally:
             self._same = None
         self.send(reply)
@@ -470,7 +500,7 @@ class Endpoint:
             return bool(target)
         return str(target)
 
-    def _describe(self, exc: BaseException) -> dict:
+    def describe(self, exc: BaseException) -> dict:
         """An exception as data: its type, message, the student's line, the names of its classes
         (the other side rebuilds the nearest one it trusts) and, for a trusted type, its args."""
         cls = type(exc)

@@ -22,40 +22,21 @@ import linecache
 import os
 import sys
 
-from course.labs.wire import EXERCISE_FILE, Endpoint, WireError
+from course.labs.wire import EXERCISE_FILE, Endpoint, LineReader, WireError
 
 
 def _private_channel():
     """The protocol's pipes, moved off descriptors 0-2 (which the student's code may use)."""
-    reader = os.fdopen(os.dup(0), "rb", buffering=0)
+    reader = LineReader(os.dup(0))
     writer = os.fdopen(os.dup(1), "wb")
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     os.close(null)
-    return _LineReader(reader), writer
+    return reader, writer
 
 
-class _LineReader:
-    """readline(limit) over an unbuffered pipe (a BufferedReader would do, but its limit reads
-    past the line on some versions; this one is plain)."""
-
-    def __init__(self, raw):
-        self.raw, self.buffer = raw, b""
-
-    def readline(self, limit: int) -> bytes:
-        while b"\n" not in self.buffer and len(self.buffer) <= limit:
-            chunk = self.raw.read(1 << 16)
-            if not chunk:
-                break
-            self.buffer += chunk
-        end = self.buffer.find(b"\n")
-        end = len(self.buffer) if end < 0 else end + 1
-        line, self.buffer = self.buffer[:end], self.buffer[end:]
-        return line
-
-
-def run_cells(cells: list[dict], namespace: dict) -> list[dict]:
+def run_cells(cells: list[dict], namespace: dict, endpoint: Endpoint) -> list[dict]:
     """Run the program's cells in `namespace`; each one's outcome (an error stops only its cell)."""
     from IPython.core.interactiveshell import InteractiveShell
 
@@ -72,8 +53,7 @@ def run_cells(cells: list[dict], namespace: dict) -> list[dict]:
             linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
             exec(compile(code, filename, "exec"), namespace)  # noqa: S102 - this process is the sandbox
         except BaseException as exc:  # noqa: BLE001 - the student's cell failed: report it, go on
-            endpoint = Endpoint(None, None)
-            error = endpoint._describe(exc)
+            error = endpoint.describe(exc)
         reports.append({"kind": kind, "key": key, "error": error})
     return reports
 
@@ -86,13 +66,10 @@ def main() -> int:
         program = first.get("program")
         if not isinstance(program, dict) or not isinstance(program.get("cells"), list):
             raise WireError("the first message must be the program")
-        endpoint.namespace = {}
-        reports = run_cells(program["cells"], endpoint.namespace)
+        reports = run_cells(program["cells"], endpoint.namespace, endpoint)
         endpoint.send({"ready": True, "cells": reports})
         endpoint.serve_forever()
-    except WireError as exc:
-        if os.environ.get("COURSE_WORKER_DEBUG"):
-            os.write(os.open("/tmp/worker-debug.txt", os.O_WRONLY | os.O_CREAT | os.O_APPEND), repr(exc).encode() + b"\n")
+    except WireError:
         return 0  # the judge closed the pipe (or broke the protocol): nothing left to do
     return 0
 
