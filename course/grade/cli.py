@@ -90,9 +90,12 @@ def main(argv=None) -> int:
     if args.engine == "nbval":
         grade_all_nbval(subs, args.submissions, labs, args.timeout, args.jobs, out, confined=confined)
     else:  # a lab graded in the worker has one path, nbval's, whatever the engine
-        others = [s for s in subs if s not in in_worker]
         grade_all_nbval(in_worker, args.submissions, labs, args.timeout, args.jobs, out, confined=confined)
-        grade_all(others, args.submissions, labs, args.timeout, args.jobs)
+        where = [i for i, s in enumerate(subs) if s not in in_worker]
+        others = [subs[i] for i in where]
+        grade_all(others, args.submissions, labs, args.timeout, args.jobs)  # replaces its items
+        for i, graded_sub in zip(where, others):
+            subs[i] = graded_sub
     paths = write_gradebook(subs, lab_info(labs, subs), out, shard)
     print(f"\nWrote {', '.join(str(p) for p in paths)}")
     return 0

@@ -91,11 +91,11 @@ class RemoteError(Exception):
 class Remote:
     """An object the other side owns: every use asks it (see the module docstring)."""
 
-    __slots__ = ("_endpoint", "_handle", "_repr", "_callable", "_epoch", "_name")
+    __slots__ = ("_endpoint", "_handle", "_repr", "_epoch", "_name")
 
-    def __init__(self, endpoint: "Endpoint", handle: int, text: str, is_callable: bool):
+    def __init__(self, endpoint: "Endpoint", handle: int, text: str):
         for name, value in (("_endpoint", endpoint), ("_handle", handle), ("_repr", text),
-                            ("_callable", is_callable), ("_epoch", endpoint.epoch), ("_name", None)):
+                            ("_epoch", endpoint.epoch), ("_name", None)):
             object.__setattr__(self, name, value)
 
     def _ask(self, op: str, **fields):
@@ -300,8 +300,7 @@ class Codec:
         if tag == "$path":
             return pathlib.Path(body) if data.get("posix", True) else pathlib.PureWindowsPath(body)
         if tag == "$handle":
-            return Remote(self.endpoint, int(body), str(data.get("repr", "<remote>"))[:300],
-                          bool(data.get("callable")))
+            return Remote(self.endpoint, int(body), str(data.get("repr", "<remote>"))[:300])
         if tag == "$ref":
             return self.endpoint.object_of(int(body))
         cls = trusted_class(body)
@@ -350,7 +349,7 @@ class Endpoint:
     def handle_for(self, value) -> dict:
         self._next += 1
         self.objects[self._next] = value
-        return {"$handle": self._next, "repr": _safe_repr(value), "callable": callable(value)}
+        return {"$handle": self._next, "repr": _safe_repr(value)}
 
     def object_of(self, handle: int):
         if handle not in self.objects:
