@@ -78,7 +78,8 @@ SCRATCH_SUFFIX = ".scratch"       # and its worker's scratch folder, NN_x_lab.sc
 class Program:
     """What the worker runs: the lab's set-up cells and the exercises, in the lab's order."""
     cells: list[dict] = field(default_factory=list)
-    solutions_visible: bool = False  # only for the reference solution's own runs
+    answers: list[str] = field(default_factory=list)  # reference modules the worker may read:
+    # the earlier chapters' answers the lab gives, or every answer for the solved lab's own runs
 
 
 def defined_names(source: str) -> list[str]:
@@ -116,7 +117,8 @@ def nbval_notebook(released: Lab, exercises: dict[str, str], graded_as: dict,
     are put in the copy and run in the judge's kernel). `graded_as` (student, notebook) goes into the metadata: it makes the
     plugin report."""
     nb = answer_key(released)
-    program = Program(solutions_visible=solutions_visible) if released.in_worker else None
+    answers = ["solutions"] if solutions_visible else list(released.earlier_answers)
+    program = Program(answers=answers) if released.in_worker else None
     first = True
     for cell in nb.cells:
         kind = cell_kind(cell)
@@ -178,7 +180,7 @@ def write_graded(path: Path, nb: nbformat.NotebookNode, program: Program | None,
         return path
     scratch = path.parent / (path.stem + SCRATCH_SUFFIX)
     scratch.mkdir(exist_ok=True)
-    data = {"cells": program.cells, "solutions_visible": program.solutions_visible,
+    data = {"cells": program.cells, "answers": program.answers,
             "timeout": timeout, "confined": confined, "scratch": scratch.name}
     program_path(path).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     return path

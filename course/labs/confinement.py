@@ -5,8 +5,10 @@ Inside, the worker (`course.labs.worker`) sees
 
     /usr, /bin, /lib...            read-only: programs and libraries
     Python and the virtualenv      read-only, at their own paths
-    the course's runtime           read-only: course/ and data/ only; no solutions/, no tests,
-                                   no instructors' material, no .git, no lesson_support/
+    the course's runtime           read-only: course/ and data/ only; no tests, no instructors'
+                                   material, no .git, no lesson_support/, and of solutions/
+                                   only the earlier chapters' answers a lab gives (its
+                                   `earlier_answers`), never the answers being graded
     the scratch folder             read-write, at its own path (the judge's temporary files
                                    live there too, so paths a check passes mean the same inside)
     /tmp and $HOME                 private, empty, size-limited, gone when it ends
@@ -20,12 +22,14 @@ unless the instructor passes --unconfined, which the gradebook records.
 """
 from __future__ import annotations
 
+import ast
 import os
 import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -45,7 +49,49 @@ class Limits:
     tmp_bytes: int = 256 * 2**20       # the private /tmp and $HOME, each
 
 
-def _mounts(with_solutions: bool = False) -> list[str]:
+def answer_paths(answers: Sequence[str]) -> list[Path]:
+    """The files and folders of solutions/ a worker may read for `answers`, dotted module names
+    ("solutions.compaction"; "solutions" alone is every answer, for the course's own runs of
+    the solved labs), with every answer module they import in turn (`answer_modules`). The
+    package's __init__ comes with any of them."""
+    root = REPO_ROOT / "solutions"
+    if "solutions" in answers:
+        return [root]
+    modules = answer_modules(answers)
+    return [root / "__init__.py", *modules.values()] if modules else []
+
+
+def answer_modules(answers: Sequence[str]) -> dict[str, Path]:
+    """`answers` and the answer modules they import, directly or not: {"solutions.x": path}."""
+    found: dict[str, Path] = {}
+    todo = list(answers)
+    while todo:
+        name = todo.pop()
+        if name in found:
+            continue
+        found[name] = path = _answer_path(name)
+        files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+        for file in files:
+            for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+                todo += [".".join(n.split(".")[:2]) for n in names
+                         if n.split(".")[0] == "solutions" and "." in n]
+    return found
+
+
+def _answer_path(name: str) -> Path:
+    parts = name.split(".")
+    if parts[0] != "solutions" or len(parts) != 2 or not parts[1].isidentifier():
+        raise ValueError(f"{name!r} is not an answer module (solutions.<topic>)")
+    base = REPO_ROOT / "solutions" / parts[1]
+    for path in (base, base.with_suffix(".py")):
+        if path.exists():
+            return path
+    raise ValueError(f"{name!r} names no module in solutions/")
+
+
+def _mounts(answers: Sequence[str] = ()) -> list[str]:
     args = ["--ro-bind", "/usr", "/usr"]
     for name in SYSTEM_DIRS:
         host = "/" + name
@@ -57,28 +103,27 @@ def _mounts(with_solutions: bool = False) -> list[str]:
         if os.path.exists(path):
             args += ["--ro-bind", path, path]
     seen = set()
-    shown = (*RUNTIME_DIRS, REPO_ROOT / "solutions") if with_solutions else RUNTIME_DIRS
-    for root in (sys.base_prefix, sys.prefix, *shown):
+    for root in (sys.base_prefix, sys.prefix, *RUNTIME_DIRS, *answer_paths(answers)):
         root = os.path.realpath(root)
-        if root not in seen and os.path.isdir(root) and not root.startswith("/usr"):
+        if root not in seen and os.path.exists(root) and not root.startswith("/usr"):
             args += ["--ro-bind", root, root]
             seen.add(root)
     # the editable install's finder lives in site-packages and points into the repository: only
-    # the runtime folders above exist there, so `import solutions` finds nothing
+    # the folders above exist there, so `import solutions.<anything else>` finds nothing
     return args
 
 
 def command(argv: list[str], scratch: Path, limits: Limits = Limits(), *,
-            with_solutions: bool = False) -> list[str]:
-    """The argv running `argv` confined, with `scratch` writable at its own path. The reference
-    solutions are visible only `with_solutions` (the course's own runs of the solved labs)."""
+            answers: Sequence[str] = ()) -> list[str]:
+    """The argv running `argv` confined, with `scratch` writable at its own path. Of the
+    reference solutions only `answers` are visible (see `answer_paths`)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise RuntimeError(_MISSING)
     scratch = os.path.realpath(scratch)
     home = "/home/student"
     args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
-            *_mounts(with_solutions),
+            *_mounts(answers),
             "--proc", "/proc", "--dev", "/dev",
             "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
             "--size", str(limits.tmp_bytes), "--tmpfs", "/home",

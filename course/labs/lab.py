@@ -43,6 +43,13 @@ class Lab:
         yet moved runs its graded copy's exercise cells in the judge's kernel, as before."""
         return bool(self.notebook.metadata.get("course", {}).get("worker"))
 
+    @property
+    def earlier_answers(self) -> tuple[str, ...]:
+        """Earlier chapters' answers the lab gives the student as tools (metadata
+        `course.earlier_answers`, e.g. ["solutions.compaction"] in a later chapter's lab): the
+        only reference modules its worker can read. Never the lab's own solution module."""
+        return tuple(self.notebook.metadata.get("course", {}).get("earlier_answers", ()))
+
 
 def cell_kind(cell) -> str | None:
     tags = cell.get("metadata", {}).get("tags", [])

@@ -93,11 +93,11 @@ class Worker:
     """One submission's worker process and the judge's connection to it."""
 
     def __init__(self, cells: list[dict], scratch: Path, *, confined: bool = True,
-                 timeout: float = 60, solutions_visible: bool = False,
+                 timeout: float = 60, answers: tuple[str, ...] = (),
                  limits: confinement.Limits = confinement.Limits()):
         self.cells, self.scratch = cells, Path(scratch)
         self.confined, self.timeout, self.limits = confined, timeout, limits
-        self.solutions_visible = solutions_visible
+        self.answers = tuple(answers)  # the reference modules it may read (confinement.answer_paths)
         self.endpoint = _JudgeEndpoint(self)
         self.process: subprocess.Popen | None = None
         self.reports: list[dict] = []
@@ -111,7 +111,7 @@ class Worker:
         argv = [sys.executable, "-m", "course.labs.worker"]
         if not self.confined:
             return argv
-        return confinement.command(argv, self.scratch, self.limits, with_solutions=self.solutions_visible)
+        return confinement.command(argv, self.scratch, self.limits, answers=self.answers)
 
     def ensure_running(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -256,7 +256,7 @@ def start(program_file: str | os.PathLike) -> Worker:
     tempfile.tempdir = str(scratch / "tmp")
     os.environ["TMPDIR"] = tempfile.tempdir
     worker = Worker(program["cells"], scratch, confined=bool(program.get("confined", True)), timeout=float(program.get("timeout", 60)),
-                    solutions_visible=bool(program.get("solutions_visible")))
+                    answers=tuple(program.get("answers", ())))
     return worker  # started by the first `bind`, which says why if it cannot start
 
 

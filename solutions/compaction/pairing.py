@@ -10,6 +10,8 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
+from course.givens.compaction import text_of  # re-exported: the answers read content with it
+
 ROLES = ("system", "developer", "user", "assistant", "tool")
 KNOWN_ROLES = frozenset(ROLES)
 
@@ -196,14 +198,3 @@ def unique_call_ids(messages: list) -> list:
             call["id"] = renamed[old]
         used.update(ids)
     return out
-
-
-def text_of(content) -> str | None:
-    """The text of a message's content: a string, or a list of text parts joined (other
-    agents send those); None for anything else (an image part, a malformed content)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text"
-                                         and isinstance(p.get("text"), str) for p in content):
-        return "".join(p["text"] for p in content)
-    return None

@@ -1,24 +1,19 @@
 """Summaries: what replaces the old turns when a history is compacted (Chapter 04).
 
-A summary is one user message that starts with `SUMMARY_HEADER`, holds the summary text and,
-when the transcript was backed up first, a list of the backups under `BACKUPS_HEADING`.
-Two ways to write the text:
+The summary message's format and the study guide's rule live in `course.givens.compaction`
+(lab 04 gives them to the student; this module re-exports them). Two ways to write the text:
 
     rule_based_summary   the study guide's rule: every call made and every error, verbatim
     ModelSummarizer      a model writes it, from a request that reuses the cached prefix
-
-No exercise of lab 04 is defined here, so the lab imports `rule_based_summary` from this module.
 """
 from __future__ import annotations
 
-import json
+from course.givens.compaction import (BACKUPS_HEADING, RULE_TITLE, SUMMARY_HEADER, is_summary,
+                                      rule_based_summary, summary_message, summary_parts)
 
-from solutions.compaction.pairing import text_of
-
-SUMMARY_HEADER = "[Compacted history: this message replaces earlier turns of the conversation]"
-BACKUPS_HEADING = ("Full transcripts saved before compacting (JSONL, one message per line; "
-                   "open them with read_file):")
-RULE_TITLE = "Earlier progress:"
+__all__ = ["BACKUPS_HEADING", "COMPACTION_INSTRUCTION", "RULE_TITLE", "SUMMARY_HEADER",
+           "ModelSummarizer", "is_summary", "rule_based_summary", "summary_message",
+           "summary_parts"]
 
 COMPACTION_INSTRUCTION = """\
 Compact the conversation above: write a summary that will replace it, so that work can \
@@ -33,71 +28,6 @@ continue from the summary alone. Do not call tools. Use these sections, in this 
 Copy identifiers exactly as they appear: file paths, ids, hashes, URLs, version numbers, \
 commands and error messages. Leave out the full output of commands that succeeded, the text \
 of errors that were fixed since, and exploratory reads that led nowhere."""
-
-
-
-def is_summary(message: dict) -> bool:
-    """True for the user message a compaction left in place of earlier turns."""
-    if not isinstance(message, dict) or message.get("role") != "user":
-        return False
-    content = message.get("content")
-    return isinstance(content, str) and content.startswith(SUMMARY_HEADER)
-
-
-def summary_parts(content: str) -> tuple[str, list[str]]:
-    """(body, backup lines) of a summary message's content."""
-    text = content[len(SUMMARY_HEADER):] if content.startswith(SUMMARY_HEADER) else content
-    body, _, backups = text.partition(BACKUPS_HEADING)
-    return body.strip("\n"), [line for line in backups.splitlines() if line.startswith("- ")]
-
-
-def summary_message(text: str, backups: list[str]) -> dict:
-    content = f"{SUMMARY_HEADER}\n{text.strip()}"
-    if backups:
-        content += "\n\n" + BACKUPS_HEADING + "\n" + "\n".join(backups)
-    return {"role": "user", "content": content}
-
-
-def _error_of(content) -> str | None:
-    """The `error` field of a JSON tool result, verbatim (what the study guide's rule keeps)."""
-    content = text_of(content)  # other agents send results as a list of text parts
-    if content is None or "error" not in content:
-        return None
-    try:
-        data = json.loads(content)
-    except ValueError:
-        return None
-    if isinstance(data, dict) and "error" in data:
-        return str(data["error"])
-    return None
-
-
-def rule_based_summary(messages: list[dict]) -> str:
-    """The study guide's rule: record every call made and every error verbatim. Nothing else.
-
-    Earlier summaries found among `messages` are carried forward first, so chained compactions
-    keep what the first one recorded. It never records *why*: conclusions are lost.
-    """
-    carried: list[str] = []
-    facts: list[str] = []
-    for message in messages:
-        role = message.get("role")
-        if role == "assistant":
-            for call in message.get("tool_calls") or ():
-                fn = call.get("function") if isinstance(call, dict) else None
-                fn = fn if isinstance(fn, dict) else {}  # a malformed call is still recorded
-                facts.append(f"called {fn.get('name')} {fn.get('arguments')}")
-        elif role == "tool":
-            error = _error_of(message.get("content"))
-            if error is not None:
-                facts.append(error)
-        elif is_summary(message):
-            body, _ = summary_parts(message["content"])
-            body = body.removeprefix(RULE_TITLE).strip("\n")
-            if body:
-                carried.append(body)
-    lines = carried + [f"- {fact}" for fact in facts]
-    return RULE_TITLE + ("\n" + "\n".join(lines) if lines else " (no calls or errors yet)")
 
 
 class ModelSummarizer:

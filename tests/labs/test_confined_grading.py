@@ -142,3 +142,25 @@ def test_nothing_the_attackers_started_or_wrote_is_left(graded_class):
     assert left == [], "a process started by a submission outlived its grading"
     for folder in ("/tmp", "/work", "/root", os.path.expanduser("~"), "/var/tmp", "/etc"):
         assert not (Path(folder) / MARK).exists(), f"a submission wrote into {folder}"
+
+
+def test_a_worker_reads_only_the_earlier_answers_its_lab_gives(tmp_path):
+    """A later chapter's lab may give an earlier chapter's answer (lab 11 gives chapter 04's
+    check_pairing): its worker can import that one, and no other answer."""
+    import subprocess
+    import sys
+    probe = ("import importlib.util as u, solutions.compaction\n"
+             "print(solutions.compaction.check_pairing.__name__,"
+             " u.find_spec('solutions.production_compaction'), u.find_spec('solutions.agent_loop'))")
+    argv = confinement.command([sys.executable, "-c", probe], tmp_path,
+                               answers=("solutions.compaction",))
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120,
+                          preexec_fn=confinement.set_limits())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["check_pairing", "None", "None"]
+
+
+def test_an_answer_list_naming_no_module_is_refused():
+    for bad in ("solutions.nothing_here", "os.path", "solutions.../etc"):
+        with pytest.raises(ValueError, match="solutions"):
+            confinement.answer_paths((bad,))

@@ -1,4 +1,5 @@
 """The course's layout rules, checked against the one chapter registry (course/chapters.py)."""
+import ast
 import importlib
 import re
 
@@ -7,7 +8,7 @@ import pytest
 
 from course import chapters
 from course.chapters import CHAPTERS
-from course.labs import LAB_NAME, cell_key, cell_kind, load_lab
+from course.labs import LAB_NAME, answer_modules, cell_key, cell_kind, load_lab
 from course.paths import LABS_DIR, LESSONS_DIR, REPO_ROOT
 
 LESSON_NAME = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
@@ -73,3 +74,35 @@ def test_lessons_are_executed_and_carry_no_lab_cells(path):
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert code and all(c.execution_count is not None for c in code), "run the lesson to store its outputs"
     assert not any(cell_kind(c) for c in nb.cells), "exercise/check cells belong in labs"
+
+
+def solution_imports(source: str) -> set[str]:
+    """The `solutions.<topic>` modules a cell imports."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        found.update(".".join(n.split(".")[:2]) for n in names if n.split(".")[0] == "solutions")
+    return found
+
+
+@pytest.mark.parametrize("path", LABS, ids=lambda p: p.stem)
+def test_a_worker_lab_sets_up_without_its_own_answers(path):
+    """A lab graded in the worker runs its set-up cells there, where the only answers are the
+    earlier chapters' it lists in `earlier_answers`: a set-up cell importing any other answer
+    (its own above all) would fail for every student."""
+    lab = load_lab(path)
+    if not lab.in_worker:
+        pytest.skip("graded in the judge's kernel until it is moved to the worker")
+    setup = [c for c in lab.notebook.cells if c.cell_type == "code" and cell_kind(c) is None]
+    imported = set().union(*(solution_imports(c.source) for c in setup))
+    assert imported <= set(lab.earlier_answers), \
+        f"set-up cells import {sorted(imported - set(lab.earlier_answers))}, not given to the worker"
+    own = ".".join(lab.solution_module.split(".")[:2])
+    assert own not in answer_modules(lab.earlier_answers), \
+        f"the earlier answers {lab.earlier_answers} would give the worker the lab's own {own}"
+
+
+def test_the_set_up_import_rule_can_fail():
+    assert solution_imports("from solutions.compaction.summaries import x\nimport solutions.gssc") == \
+        {"solutions.compaction", "solutions.gssc"}
