@@ -18,18 +18,30 @@ index.json rewritten on every write, every note file checked on every search).
 
 Figures are wall-clock times on this machine: compare the two designs and the two sizes with
 each other, not with another machine. The load average is printed with them.
+
+    python benchmarks/bench_notes.py --growth        # update, delete, summary: old vs new
+
+`--growth` (issue 35, item 4) times update, delete and summary at 1,000, 10,000 and 100,000
+notes for today's NoteTool and for the one before the fix (solutions/notes at OLD_COMMIT, loaded
+from git into a temporary package), in the same run, the two taking turns call by call so a busy
+machine slows both alike. It prints the median per call, old / new, and each design's growth
+from the smallest size: an action that touches one note's rows should barely grow (target: under
+x1.5 from 1k to 100k), and summary should not grow with the folder (it reads kept counts).
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone without installing
 
@@ -39,6 +51,10 @@ from lesson_support.specimens.json_index_notes import JsonIndexNoteTool  # noqa:
 from solutions.notes import NoteTool  # noqa: E402
 
 DESIGNS = {"sqlite": NoteTool, "json": JsonIndexNoteTool}
+ROOT = Path(__file__).resolve().parents[1]
+OLD_COMMIT = "43fe1a3"  # before issue 35's fix: tags found by (tag, rid), summary counted every note
+GROWTH_SIZES = [1_000, 10_000, 100_000]
+GROWTH_CALLS = 30  # calls of update and of delete per size and design (summary: a third)
 
 
 def timed(fn) -> float:
@@ -66,13 +82,115 @@ def measure(design: str, folder: Path, n: int) -> dict:
             "search": searches}
 
 
+# --------------------------------------------------------------------------- --growth
+
+def package_at(commit: str, package: str, folder: Path, name: str) -> ModuleType:
+    """The package at `package` (e.g. "solutions/notes") as it was at `commit`, imported as
+    `name` from files written to `folder` (its own imports renamed), alongside today's.
+    Raises LookupError without git or that commit (e.g. in a shallow clone)."""
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+        if done.returncode:
+            raise LookupError(f"git {' '.join(args)} failed: {done.stderr.strip()}")
+        return done.stdout
+
+    target = folder / name
+    target.mkdir(parents=True, exist_ok=True)
+    dotted = package.strip("/").replace("/", ".")
+    for path in git("ls-tree", "--name-only", commit, package.rstrip("/") + "/").split():
+        if path.endswith(".py"):
+            source = git("show", f"{commit}:{path}").replace(dotted, name)
+            (target / Path(path).name).write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(
+        name, target / "__init__.py", submodule_search_locations=[str(target)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its modules import each other by the package's name
+    spec.loader.exec_module(module)
+    return module
+
+
+def linked_copy(source: Path, folder: Path) -> None:
+    """A copy of a folder of notes made of hard links (fast at 100k files, and safe: NoteTool
+    replaces a note file by renaming a new one over it, never writes into it)."""
+    shutil.copytree(source, folder, copy_function=os.link)
+
+
+def growth_row(tools: dict, n: int, calls: int) -> dict:
+    """Median seconds per update, delete and summary for each tool, the tools taking turns."""
+    rng = random.Random(7)
+    picked = rng.sample(range(1, n + 1), 2 * calls)
+    updates, deletes = picked[:calls], picked[calls:]
+    times = {(name, action): [] for name in tools for action in ("update", "delete", "summary")}
+
+    def turn(action, call):
+        for name, tool in tools.items():
+            times[name, action].append(timed(lambda: call(tool)))
+
+    for number in updates:  # new content and new tags: every row of the note is replaced
+        turn("update", lambda t, i=f"note-{number:04d}": t.update(
+            i, content="更新：zlib 已交叉编译 updated", tags=["zlib", "updated"]))
+    for number in deletes:
+        turn("delete", lambda t, i=f"note-{number:04d}": t.delete(i))
+    for _ in range(max(calls // 3, 3)):
+        turn("summary", lambda t: t.summary())
+    return {key: statistics.median(values) for key, values in times.items()}
+
+
+def growth(sizes: list[int], calls: int, also: list[str]) -> None:
+    commits = [OLD_COMMIT, *also]
+    print(f"update, delete and summary: NoteTool at {', '.join(commits)} and now; median of "
+          f"{calls} calls (summary {max(calls // 3, 3)}), the designs taking turns")
+    rows = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        makers = {commit: package_at(commit, "solutions/notes", Path(tmp) / "code",
+                                     f"notes_{commit}").NoteTool for commit in commits}
+        makers["now"] = NoteTool
+        for n in sizes:
+            source = Path(tmp) / f"notes-{n}"
+            setup = timed(lambda: write_notes(source, n))
+            tools, opened = {}, []
+            for name, make in makers.items():
+                folder = Path(tmp) / f"{name}-{n}"
+                linked_copy(source, folder)
+                opened.append(f"{timed(lambda: tools.__setitem__(name, make(folder))):.1f} s ({name})")
+            print(f"{n:>8,} notes written in {setup:.1f} s; index built in {', '.join(opened)}",
+                  flush=True)
+            rows[n] = growth_row(tools, n, calls)
+            for name, tool in tools.items():
+                tool.index.close()
+                shutil.rmtree(Path(tmp) / f"{name}-{n}")
+            shutil.rmtree(source)
+    first = rows[sizes[0]]
+    names = list(makers)
+    print(f"\n{'action':8} {'notes':>8} " + " ".join(f"{name:>10}" for name in names)
+          + "   " + " ".join(f"{name + '/now':>12}" for name in commits)
+          + "   growth from " + f"{sizes[0]:,}: " + " ".join(f"{name:>8}" for name in names))
+    for action in ("update", "delete", "summary"):
+        for n in sizes:
+            row = rows[n]
+            print(f"{action:8} {n:>8,} "
+                  + " ".join(f"{row[name, action] * 1000:>7.2f} ms" for name in names) + "   "
+                  + " ".join(f"{row[name, action] / row['now', action]:>11.1f}x" for name in commits)
+                  + " " * (15 + len(f"{sizes[0]:,}"))
+                  + " ".join(f"{row[name, action] / first[name, action]:>7.2f}x" for name in names))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
     parser.add_argument("--designs", nargs="+", choices=list(DESIGNS), default=list(DESIGNS))
+    parser.add_argument("--growth", action="store_true",
+                        help="update, delete and summary at 1k/10k/100k notes, old vs new")
+    parser.add_argument("--calls", type=int, default=GROWTH_CALLS)
+    parser.add_argument("--also", nargs="*", default=[], metavar="COMMIT",
+                        help="with --growth: more past versions to time beside OLD_COMMIT")
     args = parser.parse_args()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"load average at the start: {load} on {os.cpu_count()} CPUs")
+    if args.growth:
+        growth(args.sizes if "--sizes" in sys.argv else GROWTH_SIZES, args.calls, args.also)
+        print(f"\nload average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        return
     for n in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:
             source = Path(tmp) / "notes"
