@@ -13,10 +13,12 @@ Printed, for 1,000 to 100,000 candidates:
 - warm build: later builds over the same packets (what an agent loop pays per step when its
   candidates persist), with its split into select / structure + compress;
 - per packet: the warm build divided by the packets (flat means linear growth);
-- old: the same warm build with the code before issue 35's fix (solutions/gssc at OLD_COMMIT,
-  loaded from git into a temporary package), measured in the same run, and old / new;
-- ratio: growth against the previous size (10x more candidates -> about 10x the time means
-  linear; sorting adds a log factor).
+- growth: against the previous size (10x more candidates -> about 10x the time means linear;
+  sorting adds a log factor);
+- the same warm build with earlier code, measured in the same run, each version loaded from git
+  into a temporary package and timed with only its own packets alive (the garbage collector's
+  work depends on what is): OLD_COMMIT, before issue 35 item 2, and BASE_COMMIT, its first fix
+  (term dicts the collector does not walk, a float sort key); then old / new.
 
 Best of a few runs; figures depend on the machine, compare the ratios.
 """
@@ -43,7 +45,10 @@ from solutions.gssc import (DEFAULT_OUTPUT, ContextConfig, Packet, build_context
 
 # solutions/gssc before issue 35 item 2 (a frozenset of terms per packet, a tuple key per row).
 OLD_COMMIT = "affcbb9908ae0b64480281d7b9dee47ad111502e"
-SIZES = (1_000, 3_000, 10_000, 30_000, 100_000)
+# Its first fix (terms as the keys of a dict of strings, a float sort key, one Row per packet).
+BASE_COMMIT = "eabffdc2a61545dd75d4f438b9c49395dfc285cc"
+REFERENCES = {"before 35": OLD_COMMIT, "1st fix": BASE_COMMIT}
+SIZES = (1_000, 10_000, 100_000)
 CONFIG = ContextConfig(budget=8000, reserve=1000)
 TASK = "为什么链接 libpng 时报 undefined reference to inflate？zlib 是不是用了主机的库"
 ENGLISH = ("the build links libpng against zlib and cmake finds the host library instead of the "
@@ -107,7 +112,7 @@ def warm_build(gssc, n: int, repeats: int) -> float:
     return best_time(lambda: gssc.build_context(TASK, packets, CONFIG), repeats)
 
 
-def measure(n: int, old) -> dict:
+def measure(n: int, references: dict) -> dict:
     from timing import best_time
 
     gc.collect()
@@ -127,19 +132,22 @@ def measure(n: int, old) -> dict:
     finish = best_time(lambda: compress(TASK, chosen, DEFAULT_OUTPUT, CONFIG.limit), repeats)
     picked = sum(r.status == "selected" for r in built.rows)
     del packets, built, chosen, pinned
-    gc.collect()
-    before = warm_build(old, n, repeats)
+    before = {}
+    for label, gssc in references.items():
+        gc.collect()
+        before[label] = warm_build(gssc, n, repeats)
     gc.collect()
     return {"n": n, "make": make, "cold": cold, "warm": warm, "select": select, "finish": finish,
-            "old": before, "picked": picked}
+            "before": before, "picked": picked}
 
 
 def main() -> None:
     from timing import best_time
 
     with tempfile.TemporaryDirectory() as folder:
-        old = gssc_at(OLD_COMMIT, Path(folder))
-        rows = [measure(n, old) for n in SIZES]
+        references = {label: gssc_at(commit, Path(folder), f"gssc_{commit[:7]}")
+                      for label, commit in REFERENCES.items()}
+        rows = [measure(n, references) for n in SIZES]
     diverse_packets = synthetic_packets(10_000)
     build_context(TASK, diverse_packets, CONFIG)
     diverse_cfg = ContextConfig(budget=8000, reserve=1000, diversity=0.5)
@@ -148,18 +156,25 @@ def main() -> None:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"load average while measuring: {load} on {os.cpu_count()} CPUs\n")
     print(f"budget {CONFIG.budget:,} tokens, reserve {CONFIG.reserve:,} (context limit {CONFIG.limit:,})\n")
-    print(f"{'packets':>8} {'make':>8} {'1st build':>11} {'warm build':>11} {'per packet':>11} "
-          f"{'ratio':>6} {'old':>9} {'per packet':>11} {'ratio':>6} {'old/new':>8} "
-          f"{'select':>8} {'struct+compress':>16} {'selected':>9}")
+    print(f"{'packets':>8} {'make':>8} {'1st build':>10} {'warm build':>10} {'per packet':>11} "
+          f"{'growth':>6} {'select':>8} {'struct+compress':>15} {'selected':>8}")
     previous = None
     for r in rows:
-        ratio = f"{r['warm'] / previous['warm']:6.1f}" if previous else " " * 6
-        ratio_old = f"{r['old'] / previous['old']:6.1f}" if previous else " " * 6
-        print(f"{r['n']:>8,} {r['make']:>6.2f} s {r['cold']:>9.3f} s {r['warm']:>9.3f} s "
-              f"{r['warm'] / r['n'] * 1e6:>8.2f} us {ratio} {r['old']:>7.3f} s "
-              f"{r['old'] / r['n'] * 1e6:>8.2f} us {ratio_old} {r['old'] / r['warm']:>7.2f}x "
-              f"{r['select']:>6.3f} s {r['finish']:>14.3f} s {r['picked']:>9,}")
+        growth = f"{r['warm'] / previous['warm']:6.1f}" if previous else " " * 6
+        print(f"{r['n']:>8,} {r['make']:>6.2f} s {r['cold']:>8.3f} s {r['warm']:>8.3f} s "
+              f"{r['warm'] / r['n'] * 1e6:>8.2f} us {growth} {r['select']:>6.3f} s "
+              f"{r['finish']:>13.3f} s {r['picked']:>8,}")
         previous = r
+    for label, commit in REFERENCES.items():
+        print(f"\nthe same warm build with the code {label} ({commit[:7]}), same run:")
+        print(f"{'packets':>8} {'warm build':>10} {'per packet':>11} {'growth':>6} {'old/new':>8}")
+        previous = None
+        for r in rows:
+            old = r["before"][label]
+            growth = f"{old / previous:6.1f}" if previous else " " * 6
+            print(f"{r['n']:>8,} {old:>8.3f} s {old / r['n'] * 1e6:>8.2f} us {growth} "
+                  f"{old / r['warm']:>7.2f}x")
+            previous = old
     ten = next(r for r in rows if r["n"] == 10_000)
     verdict = "meets" if max(ten["warm"], ten["cold"]) < 0.5 else "misses"
     print(f"\n10,000 candidates, 8,000-token budget: first build {ten['cold']:.3f} s, "
@@ -167,8 +182,10 @@ def main() -> None:
           f"(exact token counts and terms, once per packet) {ten['make']:.2f} s")
     print(f"same with diversity 0.5 (near-duplicate penalty): {diverse:.3f} s")
     big, small = rows[-1], rows[0]
+    olds = ", ".join(f"code {label} x{big['before'][label] / small['before'][label]:.0f}"
+                     for label in REFERENCES)
     print(f"growth 1,000 -> 100,000 packets (100x): warm build x{big['warm'] / small['warm']:.0f} "
-          f"(old code x{big['old'] / small['old']:.0f}), making packets x{big['make'] / small['make']:.0f}")
+          f"({olds}), making packets x{big['make'] / small['make']:.0f}")
 
 
 if __name__ == "__main__":
