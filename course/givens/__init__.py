@@ -4,4 +4,5 @@ an exercise, so a graded submission's worker (which can read course/ but not sol
 them and still has no answer to copy.
 
     compaction   the summary message's format and the study guide's rule-based summary (04)
+    injection    the types the defences and the attack table exchange (10)
 """

@@ -39,8 +39,8 @@ from course.labs.answer_keys import (PROGRAM_SUFFIX, SCRATCH_SUFFIX, VERDICT_LIN
                                      answer_key, defined_names, nbval_check_source, nbval_graded,
                                      nbval_notebook, nbval_solved, nbval_unsolved, program_path,
                                      write_graded)
-from course.labs.confinement import (RUNTIME_DIRS, SYSTEM_DIRS, Limits, answer_modules, answer_paths,
-                                     command, problem, set_limits)
+from course.labs.confinement import (RUNTIME_DIRS, SYSTEM_DIRS, Limits, answer_modules,
+                                     answer_paths, command, problem, set_limits)
 from course.labs.remote import (SCRATCH_QUOTA, START_TIMEOUT, ExerciseError, StudentTimeout, Worker,
                                 WorkerStopped, start)
 from course.labs.wire import (EXERCISE_FILE, MAX_CONTAINERS, MAX_DEPTH, MAX_ITEMS, MAX_LINE, OPS,
@@ -48,8 +48,8 @@ from course.labs.wire import (EXERCISE_FILE, MAX_CONTAINERS, MAX_DEPTH, MAX_ITEM
                               RemoteError, WireError, trusted_class)
 from course.labs.worker import main, run_cells
 from course.labs.judging import NO_VERDICT, judge_bare_check, judge_verdict_check, verdict_of
-from course.labs.lab import (LAB_NAME, Lab, LabError, cell_key, cell_kind, cell_points,
-                             find_released_labs, load_lab, match_lab, read_notebook, whole)
+from course.labs.lab import (CHECKS_ONLY, LAB_NAME, Lab, LabError, cell_key, cell_kind, cell_points,
+                             checks_only, find_released_labs, load_lab, match_lab, read_notebook, whole)
 from course.labs.run_problems import solved_problems, unsolved_problems
 from course.labs.running import (SETUP_TIMEOUT, TIMEOUT_ENAME, CellResult, LabRun, cell_problem, run,
                                  run_solved, run_unsolved)
@@ -63,7 +63,8 @@ from course.checks import MIME, CheckCellError, failure_message, parse_check_cel
 
 __all__ = [
     # lab.py
-    "LAB_NAME", "Lab", "LabError", "cell_key", "cell_kind", "cell_points", "find_released_labs",
+    "CHECKS_ONLY", "LAB_NAME", "Lab", "LabError", "cell_key", "cell_kind", "cell_points",
+    "checks_only", "find_released_labs",
     "load_lab", "match_lab", "read_notebook", "whole",
     # screening.py
     "IMPORTS_SOLUTIONS", "LESSON_SUPPORT", "MACHINERY", "imports_answers",
@@ -74,7 +75,8 @@ __all__ = [
     "nbval_check_source", "nbval_graded", "nbval_notebook", "nbval_solved", "nbval_unsolved",
     "program_path", "write_graded",
     # confinement.py
-    "RUNTIME_DIRS", "SYSTEM_DIRS", "Limits", "answer_modules", "answer_paths", "command", "problem", "set_limits",
+    "RUNTIME_DIRS", "SYSTEM_DIRS", "Limits", "answer_modules", "answer_paths", "command",
+    "problem", "set_limits",
     # remote.py
     "SCRATCH_QUOTA", "START_TIMEOUT", "ExerciseError", "StudentTimeout", "Worker", "WorkerStopped",
     "start",

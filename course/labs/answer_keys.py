@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 
 from course.checks import parse_check_cell
-from course.labs.lab import Lab, cell_key, cell_kind
+from course.labs.lab import Lab, cell_key, cell_kind, checks_only
 from course.labs.variants import graded
 
 VERDICT_LINE = "✓ {key}\n"
@@ -133,7 +133,7 @@ def nbval_notebook(released: Lab, exercises: dict[str, str], graded_as: dict,
             cell.source = _bind_source(key, defined_names(cell.source), first,
                                        released.lab_id + PROGRAM_SUFFIX)
             first = False
-        else:
+        elif not checks_only(cell):
             program.cells.append({"kind": "setup", "key": None, "source": cell.source})
         if kind == "check":
             hint = parse_check_cell(cell.source).hint

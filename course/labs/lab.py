@@ -59,6 +59,16 @@ def cell_kind(cell) -> str | None:
     return None
 
 
+CHECKS_ONLY = "checks-only"  # a set-up cell's tag: what only the checks use (a harness, a model)
+
+
+def checks_only(cell) -> bool:
+    """A set-up cell the checks need and the exercises do not (tag `checks-only`): grading runs
+    it beside the checks, never in the worker with the student's code, so it may import what
+    the worker cannot read (lesson_support's harnesses, which use answers)."""
+    return cell_kind(cell) is None and CHECKS_ONLY in cell.get("metadata", {}).get("tags", [])
+
+
 def cell_key(cell) -> str | None:
     return cell.get("metadata", {}).get("course", {}).get("key")
 

@@ -12,27 +12,11 @@ make it impossible. What the harness refuses to *execute* is a real boundary. Tw
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Mapping
+
+from course.givens.injection import Guarded, ToolPolicy  # re-exported
 
 IRREVERSIBLE = frozenset({"send_email", "write_file", "delete_file", "http_post"})
-
-
-@dataclass(frozen=True)
-class ToolPolicy:
-    """allowed: the tool names the task needs (None: no least-privilege rule);
-    irreversible: names that need a confirmation; confirm(name, arguments) -> bool asks a person
-    (None: nobody to ask, so irreversible calls are refused)."""
-    allowed: frozenset | None = None
-    irreversible: frozenset = field(default_factory=frozenset)
-    confirm: Callable[[str, dict], bool] | None = None
-
-
-@dataclass(frozen=True)
-class Guarded:
-    allowed: bool
-    reason: str
-    asked: bool = False  # whether a person was asked
 
 
 def call_parts(call) -> tuple[str, dict]:

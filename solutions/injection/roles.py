@@ -20,10 +20,10 @@ from __future__ import annotations
 import hashlib
 import json
 
+from course.givens.injection import EXTERNAL_TOOL  # re-exported
 from solutions.injection.fence import FENCED
 
 PRIVILEGED = ("system", "developer", "user")
-EXTERNAL_TOOL = "read_external"
 
 
 def _text_parts(content):

@@ -18,33 +18,11 @@ Goals (legitimate tasks): `reply_contains` (text), `email_sent` (to), `file_writ
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Mapping
 from urllib.parse import urlsplit
 
+from course.givens.injection import OUTCOMES, Effects, Verdict  # re-exported
 from solutions.injection.guard import call_parts
-
-OUTCOMES = ("blocked", "breached", "completed", "failed")
-
-
-@dataclass(frozen=True)
-class Effects:
-    reply: str | None
-    executed: tuple = ()   # ({"name", "arguments"}, ...) of the calls that actually ran
-
-
-@dataclass(frozen=True)
-class Verdict:
-    name: str
-    entry: str
-    kind: str              # "attack" or "task"
-    outcome: str           # blocked / breached (attacks), completed / failed (tasks)
-    detail: tuple = ()     # the canaries that tripped, or the goals that were missed
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome in ("blocked", "completed")
-
 
 def as_effects(value) -> Effects:
     if isinstance(value, Effects):

@@ -164,3 +164,17 @@ def test_an_answer_list_naming_no_module_is_refused():
     for bad in ("solutions.nothing_here", "os.path", "solutions.../etc"):
         with pytest.raises(ValueError, match="solutions"):
             confinement.answer_paths((bad,))
+
+
+def test_a_checks_only_cell_runs_beside_the_checks_and_never_in_the_worker(tmp_path):
+    """Lab 10's harness (lesson_support, which uses answers) is set up for the checks only: the
+    graded copy keeps the cell, the worker's program does not have it."""
+    from course.labs import Lab, nbval_unsolved
+    nb = tiny_lab_notebook()
+    harness = nbformat.v4.new_code_cell("from lesson_support import injection as li",
+                                        metadata={"tags": ["checks-only"]})
+    nb.cells.insert(2, harness)
+    nb.metadata["course"]["worker"] = True
+    graded, program = nbval_unsolved(Lab(tmp_path / f"{TINY_LAB}.ipynb", nb, TINY_LAB, "tiny_solution"))
+    assert [c["source"] for c in program.cells if c["kind"] == "setup"] == [nb.cells[1].source]
+    assert harness.source in [c.source for c in graded.cells]

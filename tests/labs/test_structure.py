@@ -8,7 +8,7 @@ import pytest
 
 from course import chapters
 from course.chapters import CHAPTERS
-from course.labs import LAB_NAME, answer_modules, cell_key, cell_kind, load_lab
+from course.labs import LAB_NAME, answer_modules, cell_key, cell_kind, checks_only, load_lab
 from course.paths import LABS_DIR, LESSONS_DIR, REPO_ROOT
 
 LESSON_NAME = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
@@ -88,13 +88,15 @@ def solution_imports(source: str) -> set[str]:
 
 @pytest.mark.parametrize("path", LABS, ids=lambda p: p.stem)
 def test_a_worker_lab_sets_up_without_its_own_answers(path):
-    """A lab graded in the worker runs its set-up cells there, where the only answers are the
-    earlier chapters' it lists in `earlier_answers`: a set-up cell importing any other answer
-    (its own above all) would fail for every student."""
+    """A lab graded in the worker runs its set-up cells there (all but those tagged
+    checks-only), where the only answers are the earlier chapters' it lists in
+    `earlier_answers`: a set-up cell importing any other answer (its own above all) would fail
+    for every student."""
     lab = load_lab(path)
     if not lab.in_worker:
         pytest.skip("graded in the judge's kernel until it is moved to the worker")
-    setup = [c for c in lab.notebook.cells if c.cell_type == "code" and cell_kind(c) is None]
+    setup = [c for c in lab.notebook.cells
+             if c.cell_type == "code" and cell_kind(c) is None and not checks_only(c)]
     imported = set().union(*(solution_imports(c.source) for c in setup))
     assert imported <= set(lab.earlier_answers), \
         f"set-up cells import {sorted(imported - set(lab.earlier_answers))}, not given to the worker"
