@@ -4,11 +4,13 @@
 verbatim. One pattern per kind, tried in this order at each position, so a longer kind wins
 over the pieces it is made of (a UUID is not four hex words, `10.0.3.17:8443` not a version):
 
-    URLs                       https://github.com/pnggroup/libpng
+    URLs (any scheme)          https://github.com/pnggroup/libpng, postgres://u@h:5432/db,
+                               s3://bucket/key, pg://ledger-checkpoints, with queries and
+                               balanced parentheses: .../wiki/Fork_(system_call)
     UUIDs                      3fa85f64-5717-4562-b3fc-2c963f66afa6
     timestamps                 2025-09-13T05:18:47 (ISO 8601, with a T)
     IP addresses (and port)    10.0.3.17:8443, 192.168.1.20
-    host:port                  db.internal.example:5432, localhost:8080
+    host:port                  db.internal.example:5432, localhost:8080, db-primary:5432
     e-mail addresses           ops@example.com
     paths                      /usr/lib/x86_64-linux-gnu/libz.so, deps/zlib/include
     file names                 toolchain.cmake, CMakeLists.txt
@@ -22,17 +24,22 @@ over the pieces it is made of (a UUID is not four hex words, `10.0.3.17:8443` no
 lines that mention an error, with the line after a header that only announces one ("CMake
 Error at ...:230 (message):" is followed by "Could NOT find ZLIB ..."), the last line of a
 Python traceback, and without make's "*** [...] Error 1" echoes.
+
+`cut_whole(text, limit, mark)` shortens a text for a summary or a record without cutting an
+identifier: every kept identifier is whole.
 """
 from __future__ import annotations
 
 import re
 
 IDENTIFIER = re.compile(
-    r"https?://[^\s\"'<>)\]`]+"                                          # URLs
+    r"\b[A-Za-z][A-Za-z0-9+.-]*://"                                      # URLs, any scheme,
+    r"(?:[^\s\"'<>()\[\]`]|\([^\s\"'<>()\[\]`]*\)|\[[^\s\"'<>()\[\]`]*\])+"  # (balanced)
     r"|\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"  # UUIDs
     r"|\b\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
     r"|\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b"                        # IPv4 (and port)
     r"|\b(?:localhost|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+):\d{1,5}\b"      # host:port
+    r"|\b[a-z][a-z0-9]*(?:-[a-z0-9]+)+:\d{2,5}\b"                       # db-primary:5432
     r"|\b[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b"                   # e-mail addresses
     r"|(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]+"                         # paths with a slash
     r"|\b[\w-]+\.(?:py|js|ts|c|h|cc|cpp|hpp|txt|md|json|ya?ml|toml|cfg|ini|log|csv|sh|cmake|"
@@ -71,6 +78,37 @@ def identifiers(text: str) -> list[str]:
             continue
         found += [m.group(0).rstrip(".,:;") for m in IDENTIFIER.finditer(chunk)]
     return unique(found)
+
+
+def cut_whole(text: str, limit: int, mark: str) -> str:
+    """`text` if it has at most `limit` characters; else its first characters, at most `limit`,
+    then `mark`, which says the text was shortened (the one allowance: a result is never longer
+    than limit + len(mark); `mark` alone, without its leading space, when nothing fits).
+
+    Every kept identifier is whole: an identifier is kept whole or left out whole. The cut falls
+    at the last white space within the limit (no identifier holds one); when that would keep less
+    than half the limit (a long path, a line of Chinese), at the last place in the run of
+    characters crossing the limit that is inside no identifier and makes none up (a hash cut out
+    of a longer word)."""
+    if not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"limit must be a whole number of characters, at least 1, not {limit!r}")
+    if len(text) <= limit:
+        return text
+    space = next((i for i in range(limit, -1, -1) if text[i].isspace()), -1)
+    kept = text[:space].rstrip() if space > 0 else ""
+    if space < limit // 2:
+        start = space + 1
+        end = next((i for i in range(limit, len(text)) if text[i].isspace()), len(text))
+        run = text[start:end]
+        whole = set(identifiers(run))
+        inside = set()
+        for m in IDENTIFIER.finditer(run):
+            inside.update(range(m.start() + 1, m.end()))
+        for at in range(limit - start, 0, -1):
+            if at not in inside and set(identifiers(run[:at])) <= whole:
+                kept = text[:start + at]
+                break
+    return kept + mark if kept else mark.lstrip()
 
 
 ERROR_LINE = re.compile(r"\b(?:error|fail|not found|exception|denied|missing|refused|traceback|"

@@ -18,6 +18,10 @@ good compaction prompt asks for, filled by rules from every message before the r
                               mentioned ones, which the agent needs to continue, and a line
                               that counts the older ones left out
 
+Long items (a goal, a call's arguments, an output line) are shortened, and say so with " ...";
+every kept identifier is whole: one that does not fit is left out whole, and the Identifiers
+section lists it.
+
 A summary found in the transcript (from an earlier compaction) is carried forward section by
 section. It is rule-based: it copies and sorts, it does not understand. Chapter 04 compares it
 with the study guide's rule-based summary.
@@ -27,7 +31,7 @@ from __future__ import annotations
 import re
 
 from course.llm.answers import is_error_result
-from course.llm.identifiers import error_causes, identifiers, unique
+from course.llm.identifiers import cut_whole, error_causes, identifiers, unique
 from course.llm.template import content_text
 
 __all__ = ["asks_for_summary", "summarise", "identifiers", "is_error_result"]
@@ -78,8 +82,10 @@ def _sentences(text: str) -> list[str]:
 
 
 def _short(text: str, limit: int = 240) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + " ..."
+    """`text` on one line, at most `limit` characters and " ..." when shortened. Every kept
+    identifier is whole (one that does not fit is left out whole; the Identifiers section then
+    lists it)."""
+    return cut_whole(" ".join(text.split()), limit, " ...")
 
 
 def _failed(content: str) -> bool:

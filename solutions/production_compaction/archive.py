@@ -4,15 +4,17 @@ never rewritten, so the log only grows at its end.
 
 A record keeps what the textbook's retention priorities say to keep: the assistant's own words
 (decisions and reasons, todos), each call with its arguments, whether it worked, the lines
-that say why a failure failed, what a write changed, and the identifiers of the turn, each
-copied whole (a path or a hash is never cut in the middle: half an identifier is a wrong one).
+that say why a failure failed, what a write changed, and the identifiers of the turn. Every
+kept identifier is whole (a path or a hash is never cut in the middle: half an identifier is a
+wrong one): a text cut at its limit keeps an identifier whole or leaves it out whole, and the
+identifiers it left out come first in the record's "ids:" list (at most IDS_PER_TURN).
 """
 from __future__ import annotations
 
 import json
 import re
 
-from course.llm.identifiers import identifiers
+from course.llm.identifiers import cut_whole, identifiers
 from solutions.compaction.pairing import text_of
 
 ARCHIVE_HEADER = ("[Archived turns: one record per turn, oldest first. Full outputs are in the "
@@ -37,11 +39,10 @@ def _args(arguments: str) -> str:
 
 
 def _cut_words(text: str, limit: int) -> str:
-    """At most `limit` characters, cut at a space so no word (or identifier) is split."""
-    if len(text) <= limit:
-        return text
-    cut = text[:limit].rsplit(" ", 1)[0]
-    return cut + " [...]"
+    """At most `limit` characters, then " [...]" when shortened. Every kept identifier is whole:
+    the cut falls between words, or in a long run without spaces (a path over the limit, a line
+    of Chinese) where it splits no identifier; one that does not fit is left out whole."""
+    return cut_whole(text, limit, " [...]")
 
 
 def _outcome(content: str) -> str:
@@ -58,7 +59,7 @@ def _outcome(content: str) -> str:
 
 def archive_turn(turn: list[dict]) -> str:
     """One record (a line of text) for one turn: a non-tool message and the results that answer
-    it. Every identifier in the record is whole."""
+    it. Every kept identifier is whole: each identifier of the record is one of the turn's."""
     if not turn:
         raise ValueError("a turn has at least one message")
     first = turn[0]
@@ -75,7 +76,7 @@ def archive_turn(turn: list[dict]) -> str:
     record = "; ".join(parts) or f"{role}: (empty)"
     seen = set(identifiers(record))
     extra = []
-    for content in results.values():
+    for content in [text, *results.values()]:  # the message's own first: a cut left them out
         for ident in identifiers(str(content)):
             if ident not in seen and ident not in extra:
                 extra.append(ident)
