@@ -7,6 +7,8 @@ entry per name (`GET /v1/models` lists them):
     name                 context window   what it is for
     teaching-model       1,048,576        the default: every lesson's requests fit
     teaching-model-8k    8,192            a small window, to see the 400 without sending much
+    teaching-model-32k   32,768           a real model's window (many open models serve 32K):
+                                          lesson 11 sends its uncompacted run to it
 
 Any other model name is served as `teaching-model` (the lessons' private servers, the test
 proxies and curl examples send names of their own). A later version adds names with other
@@ -36,6 +38,7 @@ from course.llm.validation import RequestError
 
 MODEL_NAME = "teaching-model"
 SMALL_WINDOW_MODEL = "teaching-model-8k"
+WINDOW_32K_MODEL = "teaching-model-32k"
 # Up to this size a request over the window is tokenised, so its 400 states its exact size
 # (about 0.4 s of work at most); a larger one is refused from its size if that proves it over.
 EXACT_UP_TO_BYTES = 4 * 1024 * 1024
@@ -51,6 +54,8 @@ class ModelSpec:
 MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
     ModelSpec(MODEL_NAME, 1_048_576, "the default: every lesson's requests fit"),
     ModelSpec(SMALL_WINDOW_MODEL, 8_192, "a small window, to see the 400 without sending much"),
+    ModelSpec(WINDOW_32K_MODEL, 32_768, "a real model's window (many open models serve 32K): "
+                                        "lesson 11 sends its uncompacted run to it"),
 )}
 
 
