@@ -154,6 +154,9 @@ class Measurement:
     dropped_turns: int = 0
     pairing_ok: bool = True
     final: list = field(default_factory=list)
+    requests: list = field(default_factory=list, repr=False)  # (j, context) of the sent ones,
+    #                                       kept when computed before sending, to compare replays
+    same_as: str | None = None  # the replay whose figures these are (identical requests)
 
     @property
     def input_tokens(self) -> int:
@@ -190,17 +193,84 @@ class Measurement:
         return sum(p.called_again for p in self.probes)
 
 
+class _NeedsModel(Exception):
+    """Raised by the offline pass's stand-in summariser: layer 5 wants a model's answer."""
+
+
+def _offline(run: Run, layers, settings: Settings, steps: list, sent_at: set) -> tuple | None:
+    """(compactor, every request's size, the contexts to send, the final context) when no layer
+    asks a model for anything; None as soon as layer 5 would call its summariser (a model's
+    answer then shapes later requests, so they cannot be computed before sending)."""
+    asked = []
+
+    def summarize(prefix):
+        asked.append(len(prefix))
+        raise _NeedsModel
+
+    compactor = LayeredCompactor(layers, settings, summarize=summarize if "full" in layers
+                                 else None, tools=run.tools, store=ResultStore())
+    history, sizes, sent, ok = run.head(), [], [], True
+    for j, step in enumerate(steps, 1):
+        history = history + step["messages"]
+        context = compactor(history)
+        if asked:
+            return None
+        ok = ok and bool(check_pairing(context))
+        sizes.append(compactor.meter(context))
+        if j in sent_at:
+            sent.append((j, context))
+    return compactor, sizes, sent, ok
+
+
 def replay_config(run: Run, config: str, layers, client, model, stride: int = STRIDE,
                   settings: Settings = Settings(), summarize=None, probes: bool = True,
-                  history_steps=None) -> Measurement:
+                  history_steps=None, measured: dict | None = None) -> Measurement:
     """Run the whole transcript through a LayeredCompactor with `layers`; send every `stride`-th
-    request (and the last) to the model; score the probes on the final context."""
+    request (and the last) to the model; score the probes on the final context.
+
+    `measured`: the configurations this cell already replayed on the same kind of model, each
+    from a cold cache. When no layer needs a model's answer, every context is computed first;
+    if the requests to send are byte-identical to one of those replays', its figures are
+    taken instead of sending them again (the same requests to the same fresh simulation get
+    the same answers), and `same_as` names it."""
+    steps = run.steps if history_steps is None else history_steps
+    sent_at = {j for j in range(1, len(steps) + 1) if j % stride == 0 or j == len(steps)}
+    offline = None if summarize is not None else _offline(run, layers, settings, steps, sent_at)
+    m = Measurement(config, tuple(layers))
+    if offline is None:
+        return _replay_interleaved(run, m, layers, client, model, sent_at, settings,
+                                   summarize, probes, steps)
+    compactor, m.sizes, m.requests, m.pairing_ok = offline
+    m.over_window = sum(size > settings.window for size in m.sizes)
+    m.events, m.dropped_turns, m.final = compactor.events, compactor.dropped_turns, m.requests[-1][1]
+    m.compactor = compactor
+    twin = next((t for t in (measured or {}).values()
+                 if t.sizes == m.sizes and t.requests == m.requests), None)
+    if twin is not None:
+        m.sent, m.usages, m.probes, m.same_as = twin.sent, twin.usages, twin.probes, twin.config
+        return m
+    for j, context in m.requests:
+        _send(m, j, context, run.tools, client, model)
+    if probes:
+        m.probes = score_probes(run, m.final, client, model)
+    return m
+
+
+def _send(m: Measurement, j: int, context: list, tools, client, model) -> None:
+    usage = client.chat.completions.create(model=model, messages=context, tools=tools).usage
+    read = read_usage(usage)  # cached None: not reported by the provider
+    m.sent.append((j, read.prompt, read.cached))
+    m.usages.append(usage)
+
+
+def _replay_interleaved(run: Run, m: Measurement, layers, client, model, sent_at: set,
+                        settings: Settings, summarize, probes: bool, steps: list) -> Measurement:
+    """The replay when layer 5 calls a model: its summary requests and the sent requests reach
+    the model in the order an agent would send them (they share one prompt cache)."""
     summarize = summarize or (CountingSummarizer(client, model, run.tools) if "full" in layers
                               else None)
     compactor = LayeredCompactor(layers, settings, summarize=summarize, tools=run.tools,
                                  store=ResultStore())
-    steps = run.steps if history_steps is None else history_steps
-    m = Measurement(config, tuple(layers))
     history = run.head()
     for j, step in enumerate(steps, 1):
         history = history + step["messages"]
@@ -209,12 +279,8 @@ def replay_config(run: Run, config: str, layers, client, model, stride: int = ST
         size = compactor.meter(context)
         m.sizes.append(size)
         m.over_window += size > settings.window
-        if j % stride == 0 or j == len(steps):
-            usage = client.chat.completions.create(model=model, messages=context,
-                                                   tools=run.tools).usage
-            read = read_usage(usage)  # cached None: not reported by the provider
-            m.sent.append((j, read.prompt, read.cached))
-            m.usages.append(usage)
+        if j in sent_at:
+            _send(m, j, context, run.tools, client, model)
     if isinstance(summarize, CountingSummarizer):
         m.usages.extend(summarize.usages)
     m.events, m.dropped_turns, m.final = compactor.events, compactor.dropped_turns, context
@@ -277,3 +343,29 @@ SEARCH_TRANSCRIPT_TOOL = {"type": "function", "function": {
 
 def first_words(text: str, n: int = 60) -> str:
     return re.sub(r"\s+", " ", text)[:n]
+
+
+# ------------------------------------------------------------------ progress of a long cell
+class Progress:
+    """A progress bar for a cell that works for several seconds (section 4 replays seven
+    configurations): `step(label)` after each piece. The cell showing it is tagged
+    nbval-ignore-output (a widget view carries a random id); what it computes is printed by
+    the next cell."""
+
+    def __init__(self, total: int, description: str):
+        import ipywidgets
+
+        self.bar = ipywidgets.IntProgress(value=0, min=0, max=total, description=description,
+                                          style={"description_width": "initial"})
+        self.label = ipywidgets.Label(f"0 of {total}")
+        self.view = ipywidgets.HBox([self.bar, self.label])
+
+    def show(self) -> "Progress":
+        from IPython.display import display
+
+        display(self.view)
+        return self
+
+    def step(self, label: str) -> None:
+        self.bar.value += 1
+        self.label.value = f"{self.bar.value} of {self.bar.max}: {label}"

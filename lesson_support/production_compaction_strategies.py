@@ -6,13 +6,19 @@ context; the textbook's own figures come from a research task on a real model).
     per-result       each tool result replaced at once by its own short summary
     merged           everything before the last turns squashed into one summary, rebuilt every
                      request from a capped input (what does not fit the cap is lost)
-    context-aware    each result keeps only the lines that share words with the task
+    context-aware    each result summarised when it arrives, for what the task needs *now*:
+                     its call's query (the agent's stated intent and arguments), the stage the
+                     agent has reached (gather until it names a root cause, verify until it
+                     reports verification, then synthesise) and what the context already holds
     with citations   context-aware, plus the path of the full output (which is saved)
     threshold        nothing until 80% of the window, then every uncompressed result at once,
                      marked [COMPRESSED] so it is never compressed again
 
 The summaries here are rules (the first line, the failure lines, the identifiers), not a model:
-the table compares where and when each strategy compresses, not how well a model writes.
+the table compares where and when each strategy compresses, not how well a model writes. The
+textbook's context-aware prompt gives the model "the search query: {query}" and "the current
+context: {context}"; here the query is the call's, the context is read for the stage (the
+agent's own milestones) and for lines already shown, and a rule picks the lines.
 """
 from __future__ import annotations
 
@@ -30,20 +36,58 @@ KEEP_TURNS = 4
 WORD = re.compile(r"[A-Za-z_][\w.-]{3,}")
 
 
-def _task_words(run: Run) -> set[str]:
-    return {w.lower() for w in WORD.findall(run.task)} | {"error", "failed", "offset", "commit"}
+# Words of an agent's intent that say nothing about what it looks for.
+STOPWORDS = {"reading", "searching", "running", "building", "checking", "trying", "handles",
+             "calls", "again", "first", "alone", "path", "query", "command", "content", "ledgerline",
+             "sub-task", "where", "what", "which", "with", "from", "that", "this", "their"}
+# The stage the task is in: the latest milestone the agent reported in its own messages.
+MILESTONES = (("synthesise", "Verified:"), ("verify", "Root cause:"))
+GATHER_LINES = 6        # lines a result keeps while the agent still collects evidence
+VERIFY_LINES = 2        # ... while it checks its fix: only lines about the root cause
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower().rstrip(".") for w in WORD.findall(text)} - STOPWORDS
 
 
 def _per_result(content: str) -> str:
     return "[summary] " + _outcome(content)
 
 
-def _relevant(content: str, words: set[str], limit: int = 6) -> str:
-    lines = [line for line in content.splitlines()
-             if {w.lower() for w in WORD.findall(line)} & words]
-    first = content.splitlines()[0] if content else ""
-    kept = [first] + [x for x in lines if x != first][:limit]
-    return "[relevant lines] " + "\n".join(kept)
+def task_stage(history: list[dict]) -> tuple[str, set[str]]:
+    """(stage, focus words): what the task needs now, read from the agent's own messages.
+    'gather' until it names a root cause; then 'verify', focused on the root cause's words,
+    until it reports verification; then 'synthesise', where a result's outcome is enough."""
+    said = [m["content"] for m in history if m.get("role") == "assistant"
+            and isinstance(m.get("content"), str)]
+    for stage, marker in MILESTONES:
+        found = [text for text in said if marker in text]
+        if found:
+            return stage, _words(found[-1].split(marker, 1)[1])
+    return "gather", set()
+
+
+def guided_summary(content: str, query: str, stage: str, focus: set[str], shown: set[str]) -> str:
+    """One result summarised for the task's current need: its outcome, plus the lines that
+    answer its call's `query` (gather) or concern the root cause (verify) and are not already
+    in the context (`shown`, updated); the outcome alone once the task is being wrapped up."""
+    head = f"[{stage}] {_outcome(content)}"
+    if stage == "synthesise":
+        return head
+    wanted, limit = (_words(query), GATHER_LINES) if stage == "gather" else (focus, VERIFY_LINES)
+    lines = []
+    for line in content.splitlines()[1:]:
+        line = line.strip()
+        if len(lines) < limit and line not in shown and _words(line) & wanted:
+            lines.append(line)
+    shown.update(lines)
+    return "\n".join([head] + lines)
+
+
+def _queries(history: list[dict]) -> dict[str, str]:
+    """Each call id's query: the agent's stated intent and the call's arguments."""
+    return {call["id"]: (m.get("content") or "") + " " + call["function"]["arguments"]
+            for m in history if m.get("role") == "assistant" for call in m.get("tool_calls") or ()}
 
 
 def _map_results(messages, fn, memo=None):
@@ -61,18 +105,22 @@ def _map_results(messages, fn, memo=None):
 
 
 def strategy_context(name: str, run: Run, history: list[dict], state: dict, meter) -> list[dict]:
-    words = state.setdefault("words", _task_words(run))
     if name == "none":
         return history
     if name == "per-result":
         return _map_results(history, lambda m: _per_result(m["content"]), state.setdefault("memo", {}))
-    if name == "context-aware":
-        return _map_results(history, lambda m: _relevant(m["content"], words), state.setdefault("memo", {}))
-    if name == "with citations":
+    if name in ("context-aware", "with citations"):  # each result once, when it arrives
+        stage, focus = task_stage(history)
+        queries, shown = _queries(history), state.setdefault("shown", set())
         store = state.setdefault("store", ResultStore())
-        return _map_results(history, lambda m: _relevant(m["content"], words)
-                            + f"\n[source: {store.save(m['tool_call_id'], m['content'])}]",
-                            state.setdefault("memo", {}))
+
+        def summary(m):
+            text = guided_summary(m["content"], queries.get(m["tool_call_id"], ""), stage, focus,
+                                  shown)
+            if name == "with citations":
+                text += f"\n[source: {store.save(m['tool_call_id'], m['content'])}]"
+            return text
+        return _map_results(history, summary, state.setdefault("memo", {}))
     if name == "merged":
         head, rest = split_head(history)
         turns = split_turns(rest)
