@@ -109,19 +109,34 @@ def token_pieces(text: str, encoding="o200k_base") -> list[tuple[str, int]]:
 
 # --------------------------------------------------------------------------- requests
 
-def _as_dict(item, where: str) -> Mapping:
-    if type(item) is dict:  # the common case, checked first: counting must stay fast
+# json.dumps(..., ensure_ascii=False) builds a new JSONEncoder on every call; counting builds one
+# payload per tool call, so the encoder is built once here. It writes the same text.
+_to_json = json.JSONEncoder(ensure_ascii=False).encode
+_json_string = json.encoder.encode_basestring  # what _to_json does for a str, without the call
+
+
+def _fields(item) -> Mapping | None:
+    """The item's fields, to read a few of them, or None when it has none: a dict as it is; an
+    openai SDK object (a pydantic model such as ChatCompletionMessage) without the copy
+    model_dump makes. A field that is None reads as missing either way, and nested objects
+    are read by _fields again."""
+    if type(item) is dict:
         return item
+    if hasattr(item, "__pydantic_fields_set__"):  # pydantic 2: fields in __dict__, extras aside
+        extra = item.__pydantic_extra__
+        return {**item.__dict__, **extra} if extra else item.__dict__
     if isinstance(item, Mapping):
         return item
-    if hasattr(item, "model_dump"):  # an openai SDK object such as a ChatCompletionMessage
+    if hasattr(item, "model_dump"):
         return item.model_dump(exclude_none=True)
-    raise TypeError(f"{where} must be a dict, not {type(item).__name__}")
+    return None
+
+
+def _not_a_dict(where: str, item) -> TypeError:
+    return TypeError(f"{where} must be a dict, not {type(item).__name__}")
 
 
 def _content_text(content, where: str) -> str:
-    if type(content) is str:
-        return content
     if content is None:
         return ""
     if isinstance(content, str):
@@ -129,7 +144,10 @@ def _content_text(content, where: str) -> str:
     if isinstance(content, Sequence):
         texts = []
         for j, part in enumerate(content):
-            part = _as_dict(part, f"{where}[{j}]")
+            fields = _fields(part)
+            if fields is None:
+                raise _not_a_dict(f"{where}[{j}]", part)
+            part = fields
             if part.get("type") == "text":
                 text = part.get("text")
                 if not isinstance(text, str):
@@ -140,48 +158,70 @@ def _content_text(content, where: str) -> str:
                     f"not {type(content).__name__}")
 
 
-def _tool_call_text(call, where: str) -> str:
-    call = _as_dict(call, where)
-    function = _as_dict(call.get("function") or {}, f"{where}.function")
+def _tool_call_text(call, i: int, j: int) -> str:
+    """The documented json.dumps({"id": id, "name": name, "arguments": arguments}), written
+    value by value: the same text without building the dict and an encoder per call."""
+    fields = _fields(call)
+    if fields is None:  # the place names are built only when needed: counting is hot
+        raise _not_a_dict(f"messages[{i}].tool_calls[{j}]", call)
+    function = _fields(fields.get("function") or {})
+    if function is None:
+        raise _not_a_dict(f"messages[{i}].tool_calls[{j}].function", fields["function"])
     arguments = function.get("arguments")
     if not isinstance(arguments, str):
-        raise TypeError(f"{where}.function.arguments must be the JSON string sent to the API, "
-                        f"not {type(arguments).__name__} (serialise it with json.dumps first)")
-    payload = {"id": call.get("id"), "name": function.get("name"), "arguments": arguments}
-    return "\n<tool_call>" + json.dumps(payload, ensure_ascii=False) + "</tool_call>"
+        raise TypeError(f"messages[{i}].tool_calls[{j}].function.arguments must be the JSON "
+                        f"string sent to the API, not {type(arguments).__name__} (serialise it "
+                        f"with json.dumps first)")
+    call_id, name = fields.get("id"), function.get("name")
+    call_id = _json_string(call_id) if type(call_id) is str else _to_json(call_id)
+    name = _json_string(name) if type(name) is str else _to_json(name)
+    arguments = _json_string(arguments)
+    return f'\n<tool_call>{{"id": {call_id}, "name": {name}, "arguments": {arguments}}}</tool_call>'
 
 
 def _message_text(message, i: int) -> str:
     """HEADER + "\\n" + BODY of one message, per the template's documentation."""
-    where = f"messages[{i}]"
-    message = _as_dict(message, where)
+    fields = _fields(message)
+    if fields is None:
+        raise _not_a_dict(f"messages[{i}]", message)
+    message = fields
     role = message.get("role")
     if not isinstance(role, str):
-        raise ValueError(f"{where} has no 'role' (got {role!r})")
+        raise ValueError(f"messages[{i}] has no 'role' (got {role!r})")
     if role == "tool":
         call_id = message.get("tool_call_id")
         if not isinstance(call_id, str):
-            raise ValueError(f"{where} is a tool result without a 'tool_call_id'")
+            raise ValueError(f"messages[{i}] is a tool result without a 'tool_call_id'")
         header = "tool " + call_id
     else:
         name = message.get("name")
         header = f"{role} {name}" if name else role
-    body = _content_text(message.get("content"), f"{where}.content")
+    body = message.get("content")
+    if type(body) is not str:
+        body = _content_text(body, f"messages[{i}].content")
     calls = message.get("tool_calls")
     if calls:
         if type(calls) is not list and (isinstance(calls, (str, Mapping))
                                         or not isinstance(calls, Sequence)):
-            raise TypeError(f"{where}.tool_calls must be a list, not {type(calls).__name__}")
-        for j, call in enumerate(calls):
-            body += _tool_call_text(call, f"{where}.tool_calls[{j}]")
+            raise TypeError(f"messages[{i}].tool_calls must be a list, not "
+                            f"{type(calls).__name__}")
+        body += "".join([_tool_call_text(call, i, j) for j, call in enumerate(calls)])
     return header + "\n" + body
 
 
 def _tools_text(tools) -> str:
     if isinstance(tools, (str, Mapping)) or not isinstance(tools, Sequence):
         raise TypeError(f"tools must be a list of tool definitions, not {type(tools).__name__}")
-    return "tools\n" + "\n".join(json.dumps(_as_dict(t, f"tools[{j}]"), ensure_ascii=False)
-                                 for j, t in enumerate(tools))
+    return "tools\n" + "\n".join([_to_json(_tool_definition(t, j)) for j, t in enumerate(tools)])
+
+
+def _tool_definition(tool, j: int) -> Mapping:
+    """A tool definition as the dict written out as JSON (an SDK object dumped whole)."""
+    if isinstance(tool, Mapping):
+        return tool
+    if hasattr(tool, "model_dump"):
+        return tool.model_dump(exclude_none=True)
+    raise _not_a_dict(f"tools[{j}]", tool)
 
 
 def _blocks(messages, tools) -> list[str]:
@@ -190,7 +230,7 @@ def _blocks(messages, tools) -> list[str]:
                                        or not isinstance(messages, Sequence)):
         raise TypeError(f"messages must be a list of messages, not {type(messages).__name__}")
     blocks = [_tools_text(tools)] if tools else []
-    blocks.extend(_message_text(m, i) for i, m in enumerate(messages))
+    blocks.extend([_message_text(m, i) for i, m in enumerate(messages)])
     return blocks
 
 
@@ -203,11 +243,9 @@ def count_request_tokens(messages, tools=None, encoding="o200k_base") -> int:
     usage.prompt_tokens; with another encoding it is only an estimate.
     """
     encode = get_encoding(encoding).encode_ordinary
-    per_block = 2 + len(encode("\n"))
-    total = 1 + len(encode(GENERATION_PROMPT))
-    for text in _blocks(messages, tools):
-        total += per_block + len(encode(text))
-    return total
+    blocks = _blocks(messages, tools)
+    return (1 + len(encode(GENERATION_PROMPT)) + len(blocks) * (2 + len(encode("\n")))
+            + sum(map(len, map(encode, blocks))))
 
 
 def request_token_ids(messages, tools=None, encoding="o200k_base") -> list[int]:
