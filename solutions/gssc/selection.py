@@ -19,7 +19,7 @@ def recency(timestamp: datetime, now: datetime, half_life_hours: float = 24.0) -
 
 
 def _decay(age_seconds: float, half_life_hours: float) -> float:
-    return 0.5 ** (max(age_seconds, 0.0) / 3600 / half_life_hours)
+    return 0.5 ** ((age_seconds if age_seconds > 0.0 else 0.0) / 3600 / half_life_hours)
 
 
 def default_now(packets: Iterable[Packet]) -> datetime:
@@ -46,7 +46,7 @@ def score(packet: Packet, query: str, config: ContextConfig, now: datetime) -> f
     return _value(packet, packet_relevance(packet, query), rec, config)
 
 
-@dataclass
+@dataclass(slots=True)
 class Row:
     """One candidate and what became of it (the widget's table, the lesson's explanations)."""
 
@@ -62,29 +62,25 @@ class Row:
         return self.packet.tokens
 
 
-def _rank_key(row: Row):
-    # Highest score first; ties: cheaper first, then newer, then by text (input order never matters).
-    p = row.packet
-    return (-row.score, p.tokens, -p.epoch, p.source, p.content)
+def _rank_key(p: Packet):
+    # Highest score first (sorted on before this); ties: cheaper first, then newer, then by
+    # text (input order never matters).
+    return (p.tokens, -p.epoch, p.source, p.content)
 
 
-def _score(row: Row) -> float:
-    return row.score
-
-
-def _ranked(rows: list[Row]) -> list[Row]:
-    """The rows in `_rank_key` order. Sorted on the score alone first: a float key makes no
-    tuple per row (at 100k rows those tuples were much of what the garbage collector had to
-    chase); only runs of rows that tie on the score are then ordered by the whole key."""
-    rows = sorted(rows, key=_score, reverse=True)  # stable: ties keep their order
-    scores = list(map(_score, rows))
+def _ranked(packets: Sequence[Packet], scores: list[float], eligible: list[int]) -> list[int]:
+    """The eligible indices, best first: by score, ties by `_rank_key`. Sorted on the score
+    alone first: a float key makes no tuple per packet (at 100k packets those tuples were much
+    of what the garbage collector had to chase); only runs of indices that tie on the score
+    are then ordered by the whole key."""
+    order = sorted(eligible, key=scores.__getitem__, reverse=True)  # stable: ties keep their order
     start = 0
-    for end in range(1, len(rows) + 1):
-        if end == len(rows) or scores[end] != scores[start]:
+    for end in range(1, len(order) + 1):
+        if end == len(order) or scores[order[end]] != scores[order[start]]:
             if end - start > 1:
-                rows[start:end] = sorted(rows[start:end], key=_rank_key)
+                order[start:end] = sorted(order[start:end], key=lambda i: _rank_key(packets[i]))
             start = end
-    return rows
+    return order
 
 
 def _jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:
@@ -103,62 +99,82 @@ def explain_selection(packets: Sequence[Packet], query: str, budget: int,
     config = config or ContextConfig()
     if not isinstance(budget, int) or budget < 0:
         raise ValueError(f"budget must be a whole number of tokens >= 0, got {budget!r}")
+    packets = list(packets)
     now = (as_datetime(now) if now is not None else default_now(packets)).timestamp()
-    wanted, rows = query_terms(query), []
+    # Scores go in flat lists of floats, and each Row is made once, finished: at 100k
+    # packets, per-packet temporaries and attribute look-ups are most of a build.
+    wanted, half_life = query_terms(query), config.half_life_hours
+    rel_weight, rec_weight = config.relevance_weight, config.recency_weight
+    rels, recs, scores = [], [], []
     for p in packets:
-        rel = _relevance(p, wanted)
-        rec = _decay(now - p.epoch, config.half_life_hours)
-        rows.append(Row(p, rel, rec, _value(p, rel, rec, config), "below min relevance"))
+        rel = p.relevance
+        if rel is None:
+            rel = overlap(wanted, p._term_keys.keys())  # p.terms, without the property call
+        rec = _decay(now - p.epoch, half_life)
+        rels.append(rel)
+        recs.append(rec)
+        scores.append(p.priority * (rel_weight * rel + rec_weight * rec))  # = _value(...)
 
-    eligible = _ranked([r for r in rows if r.relevance >= config.min_relevance])
+    statuses = ["below min relevance"] * len(packets)
+    ranks: list[int | None] = [None] * len(packets)
+    floor = config.min_relevance
+    order = _ranked(packets, scores, [i for i, rel in enumerate(rels) if rel >= floor])
     if config.diversity > 0:
-        _fill_diverse(eligible, budget, config.diversity)
+        _fill_diverse(packets, scores, order, budget, config.diversity, statuses, ranks)
     else:
-        for rank, row in enumerate(greedy_fill(eligible, budget)):
-            row.status, row.rank = "selected", rank
-        for row in eligible:
-            if row.rank is None:
-                row.status = "did not fit"
-    return rows
+        for i in order:
+            statuses[i] = "did not fit"
+        for rank, i in enumerate(_fill(order, [packets[i].tokens for i in order], budget)):
+            statuses[i], ranks[i] = "selected", rank
+    return list(map(Row, packets, rels, recs, scores, statuses, ranks))
+
+
+def _fill(items: Sequence, tokens: Sequence[int], budget: int) -> list:
+    """The items, in the order given, that fit in `budget` when each is taken if it still fits
+    (`tokens[k]` is the cost of `items[k]`)."""
+    chosen, used = [], 0
+    for item, cost in zip(items, tokens):
+        if used + cost <= budget:
+            chosen.append(item)
+            used += cost
+    return chosen
 
 
 def greedy_fill(ranked: Sequence[Packet], budget: int) -> list[Packet]:
     """Walk the packets in the order given (best first) and take each one that still fits in
     `budget` tokens. A packet that does not fit is skipped and the walk goes on: a smaller one
     further down may still fit. (Works for anything with a `tokens` attribute.)"""
-    chosen, used = [], 0
-    for p in ranked:
-        if used + p.tokens <= budget:
-            chosen.append(p)
-            used += p.tokens
-    return chosen
+    return _fill(ranked, [p.tokens for p in ranked], budget)
 
 
-def _fill_diverse(ranked: list[Row], budget: int, diversity: float) -> None:
-    """The fill with a penalty for repeating what is already chosen (sets each row's status).
+def _fill_diverse(packets: Sequence[Packet], scores: list[float], ranked: list[int], budget: int,
+                  diversity: float, statuses: list[str], ranks: list) -> None:
+    """The fill with a penalty for repeating what is already chosen: sets `statuses[i]` and
+    `ranks[i]` for each index in `ranked` (best first).
 
     Lazy greedy: a candidate's penalty can only grow as more is chosen, so a stale score is an
     upper bound; recompute it when it reaches the top, and take it if it still beats the rest.
     """
-    heap = [(-row.score, order, row) for order, row in enumerate(ranked)]
+    heap = [(-scores[i], order, i) for order, i in enumerate(ranked)]
     heapq.heapify(heap)
     chosen_terms, used = [], 0
     while heap:
-        _, order, row = heapq.heappop(heap)
-        if used + row.tokens > budget:
-            row.status = "did not fit"
+        _, order, i = heapq.heappop(heap)
+        packet = packets[i]
+        if used + packet.tokens > budget:
+            statuses[i] = "did not fit"
             continue
-        similarity = max((_jaccard(row.packet.terms, t) for t in chosen_terms), default=0.0)
-        adjusted = row.score - diversity * similarity
+        similarity = max((_jaccard(packet.terms, t) for t in chosen_terms), default=0.0)
+        adjusted = scores[i] - diversity * similarity
         if heap and adjusted < -heap[0][0]:
-            heapq.heappush(heap, (-adjusted, order, row))
+            heapq.heappush(heap, (-adjusted, order, i))
             continue
         if similarity > 0 and adjusted <= 0:
-            row.status = "redundant"
+            statuses[i] = "redundant"
             continue
-        row.status, row.rank = "selected", len(chosen_terms)
-        chosen_terms.append(row.packet.terms)
-        used += row.tokens
+        statuses[i], ranks[i] = "selected", len(chosen_terms)
+        chosen_terms.append(packet.terms)
+        used += packet.tokens
 
 
 def select(packets: Sequence[Packet], query: str, budget: int,
