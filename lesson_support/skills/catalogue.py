@@ -6,13 +6,12 @@ import json
 import re
 from pathlib import Path
 
+from course.givens.skills import HOSTILE_DIR, SKILLS_DIR  # re-exported
 from course.paths import DATA_DIR
 from solutions.skills import Skill, load_skill
 from solutions.tokens import count_request_tokens
 
 
-SKILLS_DIR = DATA_DIR / "skills"
-HOSTILE_DIR = DATA_DIR / "skills_hostile"
 TOOLS_FILE = DATA_DIR / "tools" / "catalogue.json"
 CATALOG_BUDGET = 1_000
 

@@ -7,22 +7,9 @@ them in, or the prompt cache would miss on a reordered directory.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from solutions.skills.parse import Skill
+from course.givens.skills import CATALOG_CLOSE, CATALOG_OPEN, Catalog, Skill  # re-exported
 from solutions.tokens import count_tokens
-
-CATALOG_OPEN = "<available_skills>"
-CATALOG_CLOSE = "</available_skills>"
-
-
-@dataclass(frozen=True)
-class Catalog:
-    text: str                       # the block to put in the context
-    tokens: int                     # its size in o200k_base tokens (<= the budget)
-    included: tuple[str, ...]       # names listed, in the block's order
-    omitted: tuple[str, ...]        # names left out because they did not fit the budget
-
 
 def catalog_line(skill: Skill) -> str:
     """One skill's line in the block: `- name: description`."""

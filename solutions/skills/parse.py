@@ -16,27 +16,16 @@ comes from outside, so no text makes `parse_skill` raise anything but `SkillErro
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 import yaml
+
+from course.givens.skills import Skill, SkillError  # re-exported
 
 NAME_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 MAX_NAME_CHARS = 64
 MAX_DESCRIPTION_CHARS = 1024
 ALLOWED_KEYS = frozenset({"name", "description", "license", "allowed-tools", "metadata", "version"})
 FENCE = "---"
-
-
-class SkillError(ValueError):
-    """A SKILL.md (or a skill name) that cannot be used, and why."""
-
-
-@dataclass(frozen=True)
-class Skill:
-    name: str
-    description: str
-    body: str
-    metadata: dict = field(default_factory=dict, compare=False, hash=False)
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
