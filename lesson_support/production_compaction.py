@@ -36,7 +36,9 @@ CONFIGS: dict[str, tuple[str, ...]] = {
     "1+2+3 micro": ("budget", "noise", "micro"),
     "1-4 archive": ("budget", "noise", "micro", "archive"),
     "all five": LAYERS,
-    "5 only (model summary)": ("full",),
+    # layer 5 alone; its summariser is Chapter 04's ModelSummarizer, which on the teaching model
+    # gets the teaching model's rule-based summary, not a language model's: the label says so
+    "5 only (teaching-model summary)": ("full",),
 }
 STRIDE = 20
 
@@ -291,11 +293,12 @@ def _replay_interleaved(run: Run, m: Measurement, layers, client, model, sent_at
 
 
 def config_table(results: dict) -> str:
-    rows = [f"{'configuration':<24} {'input tokens':>12} {'peak':>7} {'over':>5} {'sent':>9} "
+    width = max([24] + [len(name) for name in results])
+    rows = [f"{'configuration':<{width}} {'input tokens':>12} {'peak':>7} {'over':>5} {'sent':>9} "
             f"{'hit rate':>8} {'cost $':>8} {'probes':>7} {'again':>5} {'dropped':>7}"]
     for name, m in results.items():
         hit_rate = "n/r" if m.hit_rate is None else f"{m.hit_rate:.0%}"
-        rows.append(f"{name:<24} {m.input_tokens:>12,} {max(m.sizes):>7,} {m.over_window:>5} "
+        rows.append(f"{name:<{width}} {m.input_tokens:>12,} {max(m.sizes):>7,} {m.over_window:>5} "
                     f"{m.sent_prompt:>9,} {hit_rate:>8} {m.cost:>8.4f} "
                     f"{m.answered:>3}/{len(m.probes):<3} {m.called_again:>5} {m.dropped_turns:>7}")
     if any(m.hit_rate is None for m in results.values()):
