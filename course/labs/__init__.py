@@ -36,7 +36,7 @@ Where each part lives:
     confinement.py   the bubblewrap sandbox and limits the worker runs in
 """
 from course.labs.answer_keys import (PROGRAM_SUFFIX, SCRATCH_SUFFIX, VERDICT_LINE, Program,
-                                     answer_key, defined_names, nbval_check_source, nbval_graded,
+                                     answer_key, nbval_check_source, nbval_graded,
                                      nbval_notebook, nbval_solved, nbval_unsolved, program_path,
                                      write_graded)
 from course.labs.confinement import (RUNTIME_DIRS, SYSTEM_DIRS, Limits, answer_modules,
@@ -49,12 +49,13 @@ from course.labs.wire import (EXERCISE_FILE, MAX_CONTAINERS, MAX_DEPTH, MAX_ITEM
 from course.labs.worker import main, run_cells
 from course.labs.judging import NO_VERDICT, judge_bare_check, judge_verdict_check, verdict_of
 from course.labs.lab import (CHECKS_ONLY, LAB_NAME, Lab, LabError, cell_key, cell_kind, cell_points,
-                             checks_only, find_released_labs, load_lab, match_lab, read_notebook, whole)
+                             checks_only, defined_names, find_released_labs, load_lab, match_lab, read_notebook, whole)
 from course.labs.run_problems import solved_problems, unsolved_problems
 from course.labs.running import (SETUP_TIMEOUT, TIMEOUT_ENAME, CellResult, LabRun, cell_problem, run,
                                  run_solved, run_unsolved)
 from course.labs.running import _socket_dir  # noqa: F401  (course.pytest_plugin's kernels use it)
-from course.labs.screening import IMPORTS_SOLUTIONS, LESSON_SUPPORT, MACHINERY, imports_answers
+from course.labs.screening import (IMPORTS_SOLUTIONS, LESSON_SUPPORT, MACHINERY, checks_only_names,
+                                   imports_answers)
 from course.labs.variants import (RECEIPT_PREFIX, bare_check, graded, not_attempted, solved,
                                   student_answers)
 
@@ -64,14 +65,14 @@ from course.checks import MIME, CheckCellError, failure_message, parse_check_cel
 __all__ = [
     # lab.py
     "CHECKS_ONLY", "LAB_NAME", "Lab", "LabError", "cell_key", "cell_kind", "cell_points",
-    "checks_only", "find_released_labs",
+    "checks_only", "defined_names", "find_released_labs",
     "load_lab", "match_lab", "read_notebook", "whole",
     # screening.py
-    "IMPORTS_SOLUTIONS", "LESSON_SUPPORT", "MACHINERY", "imports_answers",
+    "IMPORTS_SOLUTIONS", "LESSON_SUPPORT", "MACHINERY", "checks_only_names", "imports_answers",
     # variants.py
     "RECEIPT_PREFIX", "bare_check", "graded", "not_attempted", "solved", "student_answers",
     # answer_keys.py
-    "PROGRAM_SUFFIX", "SCRATCH_SUFFIX", "VERDICT_LINE", "Program", "answer_key", "defined_names",
+    "PROGRAM_SUFFIX", "SCRATCH_SUFFIX", "VERDICT_LINE", "Program", "answer_key",
     "nbval_check_source", "nbval_graded", "nbval_notebook", "nbval_solved", "nbval_unsolved",
     "program_path", "write_graded",
     # confinement.py

@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 
 from course.checks import parse_check_cell
-from course.labs.lab import Lab, cell_key, cell_kind, checks_only
+from course.labs.lab import Lab, cell_key, cell_kind, checks_only, defined_names
 from course.labs.variants import graded
 
 VERDICT_LINE = "✓ {key}\n"
@@ -80,24 +80,6 @@ class Program:
     cells: list[dict] = field(default_factory=list)
     answers: list[str] = field(default_factory=list)  # reference modules the worker may read:
     # the earlier chapters' answers the lab gives, or every answer for the solved lab's own runs
-
-
-def defined_names(source: str) -> list[str]:
-    """The top-level names a cell defines (def, class, assignment, import), in order."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    names = []
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.append(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names += [t.id for t in targets if isinstance(t, ast.Name)]
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names += [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
-    return list(dict.fromkeys(n for n in names if not n.startswith("_")))
 
 
 def _bind_source(key: str, names: list[str], first: bool, program_file: str) -> str:

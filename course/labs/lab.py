@@ -3,6 +3,7 @@
 student's notebook to one of them."""
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass
@@ -67,6 +68,24 @@ def checks_only(cell) -> bool:
     it beside the checks, never in the worker with the student's code, so it may import what
     the worker cannot read (lesson_support's harnesses, which use answers)."""
     return cell_kind(cell) is None and CHECKS_ONLY in cell.get("metadata", {}).get("tags", [])
+
+
+def defined_names(source: str) -> list[str]:
+    """The top-level names a cell defines (def, class, assignment, import), in order."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [t.id for t in targets if isinstance(t, ast.Name)]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names += [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
+    return list(dict.fromkeys(n for n in names if not n.startswith("_")))
 
 
 def cell_key(cell) -> str | None:

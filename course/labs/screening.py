@@ -1,10 +1,13 @@
 """Screening a student's exercise code before it is graded: code that imports the reference
 solutions is graded as the stub (`imports_answers`); code that reaches into the notebook's
-machinery is graded as usual and reported for a human to look (`MACHINERY`)."""
+machinery is graded as usual and reported for a human to look (`MACHINERY`), and so is code
+that reads names only a checks-only set-up cell defines (`checks_only_names`)."""
 from __future__ import annotations
 
 import ast
 import re
+
+from course.labs.lab import checks_only, defined_names
 
 IMPORTS_SOLUTIONS = re.compile(r"^\s*(from|import)\s+solutions\b|__import__\(\s*['\"]solutions|"
                                r"importlib\.import_module\(\s*['\"]solutions", re.M)
@@ -57,3 +60,17 @@ MACHINERY = re.compile(r"\b(get_ipython|IPython|ipykernel|course\.checks|from co
                        r"display_pub|input_transformers\w*|ast_transformers|set_custom_exc|"
                        r"showtraceback|settrace|setprofile|_getframe|f_lineno|f_back|"
                        r"sys\.modules|__builtins__|builtins|ctypes|gc\.get_referrers)\b")
+
+
+def checks_only_names(lab, source: str) -> list[str]:
+    """The names `source` reads that only the lab's checks-only set-up cells define: in the
+    student's kernel they exist, where a worker lab grades the code they do not."""
+    code = [c for c in lab.notebook.cells if c.cell_type == "code"]
+    for_checks = {n for c in code if checks_only(c) for n in defined_names(c.source)}
+    elsewhere = {n for c in code if not checks_only(c) for n in defined_names(c.source)}
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return sorted(read & (for_checks - elsewhere))

@@ -11,7 +11,7 @@ import nbformat
 
 from course.checks import CheckCellError, parse_check_cell
 from course.labs.lab import Lab, LabError, cell_key, cell_kind
-from course.labs.screening import MACHINERY, imports_answers
+from course.labs.screening import MACHINERY, checks_only_names, imports_answers
 
 RECEIPT_PREFIX = "course-check-receipt-"
 
@@ -70,6 +70,10 @@ def graded(released: Lab, student: nbformat.NotebookNode) -> tuple[nbformat.Note
                 if touched:
                     notes.append(f"exercise {key!r} reaches into the notebook's machinery "
                                  f"({', '.join(touched)}): graded as usual, worth a look")
+                borrowed = checks_only_names(released, answers[key]) if released.in_worker else []
+                if borrowed:
+                    notes.append(f"exercise {key!r} reads {', '.join(borrowed)}, which only the "
+                                 f"checks' set-up defines: graded where those names do not exist")
         elif kind == "check":
             bare_check(cell)
         elif kind == "tally":

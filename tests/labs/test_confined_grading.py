@@ -9,6 +9,7 @@ student graded in the same run scores everything, and nothing is left on the mac
 """
 from __future__ import annotations
 
+import copy
 import csv
 import os
 import uuid
@@ -178,3 +179,19 @@ def test_a_checks_only_cell_runs_beside_the_checks_and_never_in_the_worker(tmp_p
     graded, program = nbval_unsolved(Lab(tmp_path / f"{TINY_LAB}.ipynb", nb, TINY_LAB, "tiny_solution"))
     assert [c["source"] for c in program.cells if c["kind"] == "setup"] == [nb.cells[1].source]
     assert harness.source in [c.source for c in graded.cells]
+
+
+def test_an_exercise_reading_a_checks_only_name_is_noted(tmp_path):
+    """Such an exercise works in the student's kernel and fails where it is graded: the
+    gradebook says why."""
+    from course.labs import Lab, graded
+    nb = tiny_lab_notebook()
+    nb.cells.insert(2, nbformat.v4.new_code_cell("OFFSET = 0", metadata={"tags": ["checks-only"]}))
+    nb.metadata["course"]["worker"] = True
+    lab = Lab(tmp_path / f"{TINY_LAB}.ipynb", nb, TINY_LAB, "tiny_solution")
+    student = copy.deepcopy(nb)
+    add = next(c for c in student.cells if c.metadata.get("course", {}).get("key") == "add")
+    add.source = "def add(a, b):\n    return a + b + OFFSET + len(PAIR)\n"
+    _, notes = graded(lab, student)
+    assert notes == ["exercise 'add' reads OFFSET, which only the checks' set-up defines: graded "
+                     "where those names do not exist"]
