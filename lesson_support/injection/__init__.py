@@ -47,7 +47,7 @@ from lesson_support.injection.describe import (canary_text, completion_calling, 
 from lesson_support.injection.layers import (BLOCKLIST, HALVES, LAYER_NOTES, LAYERS, REMOVED,
                                              WARNING, naive_fence, normalize_layers, sanitise,
                                              tagged)
-from lesson_support.injection.session import (MAX_ITERATIONS, RecordingClient, RowRun,
+from lesson_support.injection.session import (MAX_ITERATIONS, DefenceFailed, RecordingClient, RowRun,
                                               make_agent, run_row)
 from lesson_support.injection.tables import (blocked_counts, counts_table, cumulative_configs,
                                              run_configs, single_configs, textbook_configs,
@@ -55,7 +55,7 @@ from lesson_support.injection.tables import (blocked_counts, counts_table, cumul
 from lesson_support.injection.world import EXTERNAL_TOOLS, NOTE_CLOCK, Scene
 
 __all__ = [
-    "BLOCKLIST", "DOMAIN", "EXTERNAL_TOOLS", "HALVES", "LAYERS", "LAYER_NOTES", "MAX_ITERATIONS",
+    "BLOCKLIST", "DOMAIN", "DefenceFailed", "EXTERNAL_TOOLS", "HALVES", "LAYERS", "LAYER_NOTES", "MAX_ITERATIONS",
     "NOTE_CLOCK", "POLICY", "REMOVED", "RecordingClient", "RowRun", "SUMMARY_REQUEST",
     "SYSTEM_PROMPT", "Scene", "TABLE", "TABLE_FILE", "TOOLS_FILE", "TRACKER_REQUEST", "WARNING",
     "blocked_counts", "build_messages", "canary_text", "completion_calling", "counts_table",

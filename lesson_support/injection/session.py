@@ -19,6 +19,12 @@ from lesson_support.injection.world import Scene
 MAX_ITERATIONS = 8
 
 
+class DefenceFailed(RuntimeError):
+    """A defence function (fence, guard_call) raised while the row ran. The agent loop turns a
+    failing tool into an error result the model reads, so without this the row would look
+    defended: a defence that raises blocks nothing, and the run is not judged."""
+
+
 class RecordingClient:
     """Wraps an OpenAI client: `chat.completions.create` works as usual and keeps every
     completion (so the lesson can show each reply's trace)."""
@@ -45,6 +51,7 @@ class RowRun:
     asked: list = field(default_factory=list)         # calls the user was asked to confirm
     reply: str | None = None
     outcome: str = ""                                 # run_agent's outcome
+    defence_error: Exception | None = None            # the first exception a defence raised
 
     @property
     def effects(self) -> Effects:
@@ -73,6 +80,10 @@ def run_row(row: dict, layers=(), *, client=None, model: str | None = None, fenc
         if "least_privilege" in layers:
             tools = offered_tools(tools, row.get("needs", ()))
         result = run_agent(recorder, messages, tools, scene.execute, max_iterations, model=model)
+    if run.defence_error is not None:
+        exc = run.defence_error
+        raise DefenceFailed(f"a defence raised {type(exc).__name__} while the row {row.get('name')!r} ran "
+                            f"(the agent saw it as a tool error): {exc}") from exc
     run.messages = [as_dict(m) for m in result["messages"]]
     run.completions = recorder.completions
     run.reply, run.outcome = result["text"], result["outcome"]

@@ -53,6 +53,16 @@ class Scene:
             irreversible=IRREVERSIBLE if "confirm" in layers else frozenset(),
             confirm=self._confirm if "confirm" in layers else None)
 
+    def _defence(self, fn, *args):
+        """Call a defence; remember the first exception it raises (run_row raises it after the
+        run: here it would become a tool error the model reads, and the row look defended)."""
+        try:
+            return fn(*args)
+        except Exception as exc:
+            if self.run.defence_error is None:
+                self.run.defence_error = exc
+            raise
+
     def _confirm(self, name, args) -> bool:
         self.run.asked.append((name, dict(args)))
         return _approves(self.row, name, args)
@@ -62,7 +72,7 @@ class Scene:
         if "sanitise" in self.layers:
             text = sanitise(text)
         if tagged(self.layers) and tool in EXTERNAL_TOOLS:
-            text = self.fence_fn(text, source)
+            text = self._defence(self.fence_fn, text, source)
         return text
 
     def remember(self, title: str, content: str, origin: str) -> None:
@@ -74,7 +84,7 @@ class Scene:
 
     # -- the tools
     def execute(self, name: str, args: dict):
-        guarded = self.guard_fn({"name": name, "arguments": args}, self.policy)
+        guarded = self._defence(self.guard_fn, {"name": name, "arguments": args}, self.policy)
         self.run.attempted.append((name, dict(args), guarded.reason))
         if not guarded.allowed:
             return {"refused": guarded.reason}
@@ -119,7 +129,7 @@ class Scene:
             if "sanitise" in self.layers:
                 text = sanitise(text)
             if "provenance" in self.layers and note.id in self.tainted:
-                text = self.fence_fn(text, f"note {note.id}, from {self.tainted[note.id]}")
+                text = self._defence(self.fence_fn, text, f"note {note.id}, from {self.tainted[note.id]}")
             parts.append(text)
         return "\n\n".join(parts) or "no notes"
 

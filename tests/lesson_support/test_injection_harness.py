@@ -153,3 +153,18 @@ def test_a_model_that_behaves_otherwise_gives_verdicts_not_errors():
     for verdicts in results.values():
         assert len(verdicts) == len(li.load_rows())
         assert {v.outcome for v in verdicts} <= {"blocked", "breached", "completed", "failed"}
+
+
+def test_a_defence_that_raises_fails_the_row_instead_of_blocking_it():
+    """The agent loop makes a failing tool an error result; a raising guard would then 'block'
+    every attack. The harness raises instead, naming the exception."""
+    def broken_guard(call, policy):
+        raise KeyError("limit")
+
+    def broken_fence(content, source):
+        raise ValueError("no fence today")
+
+    for agent, layers, row, said in ((li.make_agent(guard_call=broken_guard), ("confirm",), "inbox-forward", "KeyError"),
+                                     (li.make_agent(fence=broken_fence), ("fence",), "page-hidden-write", "no fence today")):
+        with pytest.raises(li.DefenceFailed, match=said):
+            run_attack_table(agent, rows(row), layers)
