@@ -14,7 +14,8 @@ def grade_notebook(sub: Submission, root: str, lab_path: str, timeout: float) ->
     """Grade one matched notebook in a fresh kernel (run in a worker process with --jobs)."""
     try:
         lab = load_lab(lab_path)
-        notebook, sub.notes = graded(lab, read_notebook(Path(root) / sub.notebook))
+        notebook, notes = graded(lab, read_notebook(Path(root) / sub.notebook))
+        sub.notes += notes
         with tempfile.TemporaryDirectory(prefix="course-grade-") as cwd:  # nothing shared between runs
             outcome = run(lab, notebook, timeout=timeout, cwd=Path(cwd))
     except Exception as exc:  # e.g. the kernel could not start: report, keep grading others

@@ -94,8 +94,9 @@ def grade_all_nbval(subs: list[Submission], root: Path, labs: dict[str, Lab], ti
         work = Path(work)
         paths = {}
         for sub in todo:
-            nb, program, sub.notes = nbval_graded(labs[sub.lab], read_notebook(root / sub.notebook),
-                                                  sub.student, sub.notebook)
+            nb, program, notes = nbval_graded(labs[sub.lab], read_notebook(root / sub.notebook),
+                                              sub.student, sub.notebook)
+            sub.notes += notes
             # a folder per student (the judge kernels' cwd); a worker's scratch per notebook
             path = work / "graded" / sub.student / f"{sub.lab}.ipynb"
             write_graded(path, nb, program, timeout=timeout, confined=confined)

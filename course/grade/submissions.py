@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course import reflections
-from course.labs import (Lab, LabError, cell_key, cell_points, match_lab, not_attempted,
-                         read_notebook, whole)
+from course.labs import (Lab, LabError, cell_key, cell_points, exercises_worked, match_lab,
+                         not_attempted, read_notebook, whole)
 
 # The grader's own output: collecting skips these files and any folder holding one.
 OUTPUT_FILES = ("gradebook.csv", "gradebook.md", "gradebook.json")
@@ -68,11 +68,12 @@ def collect(submissions_dir: Path, skip: tuple[Path, ...] = ()) -> list[Submissi
 
 def match_all(subs: list[Submission], root: Path, labs: dict[str, Lab], only: str | None,
               lessons: dict[str, Path] | None = None) -> None:
-    """Find each notebook's lab (or the reason it has none); a student's second notebook of the
-    same lab is not graded (the first, in name order, is). A copy of a lesson (named like a
-    released one in `lessons`, with no lab id in its metadata) is not graded: its answer cells
-    are collected as reflections."""
-    seen: dict[tuple[str, str], str] = {}
+    """Find each notebook's lab (or the reason it has none). When a student has several
+    notebooks of one lab (`X.ipynb` beside `X-Copy1.ipynb`), one is graded (`pick_one`) and
+    the gradebook says which and why. A copy of a lesson (named like a released one in
+    `lessons`, with no lab id in its metadata) is not graded: its answer cells are collected as
+    reflections."""
+    groups: dict[tuple[str, str], list[tuple[Submission, object]]] = {}
     for sub in subs:
         if sub.problem:
             continue
@@ -87,14 +88,48 @@ def match_all(subs: list[Submission], root: Path, labs: dict[str, Lab], only: st
             sub.problem = str(exc)
             continue
         sub.lab = lab.lab_id
-        first = seen.setdefault((sub.student, lab.lab_id), sub.notebook)
-        if first != sub.notebook:
-            sub.problem = f"a second notebook of {lab.lab_id} from this student; {first} was graded"
-        elif not_attempted(lab, nb):
-            sub.attempted = False
-            sub.rows = [row(sub, cell_key(c), "not attempted", cell_points(c), 0,
-                            "every exercise is still the released stub")
-                        for _, c in lab.checks()]
+        groups.setdefault((sub.student, lab.lab_id), []).append((sub, nb))
+    for (_, lab_id), group in groups.items():
+        lab = labs[lab_id]
+        chosen, nb, why = pick_one(lab, group, root)
+        for sub, _ in group:
+            if sub is not chosen:
+                sub.problem = (f"another notebook of {lab_id} from this student, "
+                               f"{chosen.notebook}, was graded: {why}")
+        if why:
+            chosen.notes.append(f"graded this notebook of {lab_id}, not "
+                                f"{', '.join(s.notebook for s, _ in group if s is not chosen)}: {why}")
+        if not_attempted(lab, nb):
+            chosen.attempted = False
+            chosen.rows = [row(chosen, cell_key(c), "not attempted", cell_points(c), 0,
+                               "every exercise is still the released stub")
+                           for _, c in lab.checks()]
+
+
+def pick_one(lab: Lab, group: list, root: Path) -> tuple[Submission, object, str]:
+    """(submission, notebook, why) of the one notebook to grade among a student's notebooks of
+    `lab`: the one with the most exercises worked on, then the most recently saved, then the
+    first by name; `why` is "" when there was only one."""
+    if len(group) == 1:
+        return group[0][0], group[0][1], ""
+
+    def saved(sub):
+        try:
+            return (root / sub.notebook).stat().st_mtime_ns
+        except OSError:
+            return 0
+
+    worked = {id(sub): exercises_worked(lab, nb) for sub, nb in group}
+    ranked = sorted(group, key=lambda g: (-worked[id(g[0])], -saved(g[0]), g[0].notebook))
+    (best, nb), (second, _) = ranked[0], ranked[1]
+    if worked[id(best)] != worked[id(second)]:
+        why = (f"it has work in {worked[id(best)]} of {len(lab.exercises())} exercises "
+               f"({second.notebook}: {worked[id(second)]})")
+    elif saved(best) != saved(second):
+        why = f"as much work as {second.notebook}, saved more recently"
+    else:
+        why = f"as much work as {second.notebook}, saved at the same time: first by name"
+    return best, nb, why
 
 
 def collect_reflections(sub: Submission, nb, released_path: Path) -> None:

@@ -56,8 +56,8 @@ from course.labs.running import (SETUP_TIMEOUT, TIMEOUT_ENAME, CellResult, LabRu
 from course.labs.running import _socket_dir  # noqa: F401  (course.pytest_plugin's kernels use it)
 from course.labs.screening import (IMPORTS_SOLUTIONS, LESSON_SUPPORT, MACHINERY, checks_only_names,
                                    imports_answers)
-from course.labs.variants import (RECEIPT_PREFIX, bare_check, graded, not_attempted, solved,
-                                  student_answers)
+from course.labs.variants import (RECEIPT_PREFIX, bare_check, exercises_worked, graded, not_attempted,
+                                  solved, student_answers)
 
 # Importable from course.labs before it was split (tests import parse_check_cell from here).
 from course.checks import MIME, CheckCellError, failure_message, parse_check_cell  # noqa: F401
@@ -70,7 +70,8 @@ __all__ = [
     # screening.py
     "IMPORTS_SOLUTIONS", "LESSON_SUPPORT", "MACHINERY", "checks_only_names", "imports_answers",
     # variants.py
-    "RECEIPT_PREFIX", "bare_check", "graded", "not_attempted", "solved", "student_answers",
+    "RECEIPT_PREFIX", "bare_check", "exercises_worked", "graded", "not_attempted", "solved",
+    "student_answers",
     # answer_keys.py
     "PROGRAM_SUFFIX", "SCRATCH_SUFFIX", "VERDICT_LINE", "Program", "answer_key",
     "nbval_check_source", "nbval_graded", "nbval_notebook", "nbval_solved", "nbval_unsolved",

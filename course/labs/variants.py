@@ -38,11 +38,16 @@ def student_answers(student: nbformat.NotebookNode) -> dict[str, str]:
     return answers
 
 
+def exercises_worked(released: Lab, student: nbformat.NotebookNode) -> int:
+    """How many exercises differ from the released stub (a missing one does not)."""
+    answers = student_answers(student)
+    return sum(_normalised(answers.get(cell_key(c), c.source)) != _normalised(c.source)
+               for _, c in released.exercises())
+
+
 def not_attempted(released: Lab, student: nbformat.NotebookNode) -> bool:
     """True when every exercise is the released stub, untouched (or missing)."""
-    answers = student_answers(student)
-    return all(_normalised(answers.get(cell_key(c), c.source)) == _normalised(c.source)
-               for _, c in released.exercises())
+    return exercises_worked(released, student) == 0
 
 
 def graded(released: Lab, student: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, list[str]]:

@@ -6,6 +6,7 @@ The played class grades lab 01 (with the teaching model); the tests of re-runs, 
 import csv
 import inspect
 import json
+import os
 import re
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from course.grade import collect, shard_of
 from course.labs import (LabError, cell_key, cell_kind, find_released_labs, graded, load_lab,
                          match_lab, not_attempted, read_notebook)
 from course.paths import REPO_ROOT
+from tests.labs.conftest import SOLVED, TINY_LAB
 
 ROOT = REPO_ROOT
 LAB = ROOT / "labs" / "01_agent_loop_lab.ipynb"
@@ -403,3 +405,50 @@ def test_reflections_survive_a_merge(reflections_class, tmp_path):
     rows, summary = read_gradebook(tmp_path / "merged")
     assert [r["status"] for r in rows if r["student"] == "bea"] == ["not answered", "not answered"]
     assert "> To count things." in summary
+
+
+def _class_with_copies(tmp_path, copies: dict[str, nbformat.NotebookNode]):
+    """One student's folder holding these notebooks, saved in the order given (mtime order)."""
+    from course.grade.submissions import match_all
+    folder = tmp_path / "subs" / "dana"
+    folder.mkdir(parents=True)
+    for n, (name, nb) in enumerate(copies.items()):
+        nbformat.write(nb, folder / name)
+        os.utime(folder / name, ns=(10**18 + n * 10**9, 10**18 + n * 10**9))
+    subs = collect(tmp_path / "subs")
+    match_all(subs, tmp_path / "subs", find_released_labs(ROOT / "labs"), None)
+    return {Path(s.notebook).name: s for s in subs}
+
+
+def test_of_two_copies_the_one_with_work_in_it_is_graded(tmp_path):
+    """`X-Copy1.ipynb` sorts before `X.ipynb`: the pristine copy was graded, 'not attempted'."""
+    worked = submission({"validate_messages": "def validate_messages(messages):\n    return []\n"})
+    subs = _class_with_copies(tmp_path, {"01_agent_loop_lab.ipynb": worked,
+                                         "01_agent_loop_lab-Copy1.ipynb": submission({})})
+    real, copy = subs["01_agent_loop_lab.ipynb"], subs["01_agent_loop_lab-Copy1.ipynb"]
+    assert not real.problem and real.attempted
+    assert real.notes == ["graded this notebook of 01_agent_loop_lab, not dana/01_agent_loop_lab-Copy1.ipynb: "
+                          "it has work in 1 of 3 exercises (dana/01_agent_loop_lab-Copy1.ipynb: 0)"]
+    assert copy.problem.startswith("another notebook of 01_agent_loop_lab from this student, "
+                                   "dana/01_agent_loop_lab.ipynb, was graded")
+
+
+def test_of_two_copies_with_as_much_work_the_newest_is_graded(tmp_path):
+    older = submission({"validate_messages": "def validate_messages(messages):\n    return []\n"})
+    newer = submission({"validate_messages": "def validate_messages(messages):\n    return ['x']\n"})
+    subs = _class_with_copies(tmp_path, {"01_agent_loop_lab.ipynb": older,
+                                         "01_agent_loop_lab (copy).ipynb": newer})
+    assert not subs["01_agent_loop_lab (copy).ipynb"].problem
+    assert "saved more recently" in subs["01_agent_loop_lab (copy).ipynb"].notes[0]
+    assert subs["01_agent_loop_lab.ipynb"].problem
+
+
+def test_the_gradebook_says_which_copy_was_graded_and_why(tiny, tmp_path):
+    subs = tmp_path / "subs" / "dana"
+    subs.mkdir(parents=True)
+    nbformat.write(tiny.submission({}), subs / f"{TINY_LAB}-Copy1.ipynb")
+    nbformat.write(tiny.submission(SOLVED), subs / f"{TINY_LAB}.ipynb")
+    grade_here(tmp_path / "subs", "--labs", tiny.labs_dir, "--timeout", "30", "--output", tmp_path / "out")
+    rows, md = read_gradebook(tmp_path / "out")
+    assert {r["notebook"] for r in rows if r["status"] == "pass"} == {f"dana/{TINY_LAB}.ipynb"}
+    assert f"graded this notebook of {TINY_LAB}, not dana/{TINY_LAB}-Copy1.ipynb: it has work in 2 of 2" in md
