@@ -452,3 +452,13 @@ def test_the_gradebook_says_which_copy_was_graded_and_why(tiny, tmp_path):
     rows, md = read_gradebook(tmp_path / "out")
     assert {r["notebook"] for r in rows if r["status"] == "pass"} == {f"dana/{TINY_LAB}.ipynb"}
     assert f"graded this notebook of {TINY_LAB}, not dana/{TINY_LAB}-Copy1.ipynb: it has work in 2 of 2" in md
+
+
+def test_the_pytest_plugin_works_from_any_folder(tiny, tmp_path):
+    """Registered by the package (entry point pytest11): no -p, no conftest, another folder."""
+    nbformat.write(tiny.submission(SOLVED), tmp_path / f"{TINY_LAB}.ipynb")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--nbval",
+                           "--lab-mode=grade", f"--labs-dir={tiny.labs_dir}", f"{TINY_LAB}.ipynb"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert "unrecognized arguments" not in done.stderr, done.stderr
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
