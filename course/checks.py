@@ -122,8 +122,17 @@ def verdicts() -> dict[str, Verdict]:
     return dict(_verdicts)
 
 
-def tally(lab_id: str | None = None) -> str:
-    """Print "K of N checks pass" and list the failing ones (and those not run yet).
+class TallyText(str):
+    """The tally's text, returned for code to read. `tally()` has printed it already, so as the
+    last value of a cell it shows nothing (a plain str would show a second, quoted copy)."""
+
+    def _ipython_display_(self):
+        pass
+
+
+def tally(lab_id: str | None = None) -> TallyText:
+    """Print "K of N checks pass", the failing ones with their whole messages, those not run
+    yet, and exercises that would be graded as the stub (the reference answer imported).
 
     With a lab id, N counts every check of the released lab (`labs/<lab_id>.ipynb`); without
     one, the checks run so far.
@@ -136,19 +145,46 @@ def tally(lab_id: str | None = None) -> str:
     missing = [k for k in keys if k not in _verdicts]
     if failing:
         lines.append("failing:")
-        lines += [f"  {FAIL} {k}: {_verdicts[k].message.splitlines()[0]}" for k in failing]
+        for k in failing:
+            first, *rest = _verdicts[k].message.splitlines() or [""]
+            lines.append(f"  {FAIL} {k}: {first}")
+            lines += [f"      {line}" for line in rest]
     if missing:
-        lines.append("not run yet (run their cells):")
+        lines.append("not run yet (run their cells; a check cell you edited no longer reports: "
+                     "restore it, grading runs the released one):")
         lines += [f"  · {k}" for k in missing]
-    if keys and len(passed) == len(keys):
+    borrowed = _reference_answers_in_use(lab_id) if lab_id else []
+    if borrowed:
+        lines.append("graded as the stub (the reference answer is imported, not yours):")
+        lines += [f"  · {name}" for name in borrowed]
+    if keys and len(passed) == len(keys) and not borrowed:
         lines[0] += ": every check passes."
-    text = "\n".join(lines)
+    text = TallyText("\n".join(lines))
     print(text)
     return text
 
 
+def _reference_answers_in_use(lab_id: str) -> list[str]:
+    """The lab's exercises whose name, in the notebook, is a function from `solutions`."""
+    try:
+        from IPython import get_ipython
+        shell = get_ipython()
+    except ImportError:  # pragma: no cover - IPython is always installed with the course
+        shell = None
+    if shell is None:
+        return []
+    names = lab_cell_keys(lab_id, "exercise")
+    return [n for n in names
+            if str(getattr(shell.user_ns.get(n), "__module__", "") or "").split(".")[0] == "solutions"]
+
+
 def lab_check_keys(lab_id: str) -> list[str]:
     """The check keys of a released lab, in order; [] if the lab cannot be read."""
+    return lab_cell_keys(lab_id, "check")
+
+
+def lab_cell_keys(lab_id: str, kind: str) -> list[str]:
+    """The keys of a released lab's cells tagged `kind`, in order; [] if it cannot be read."""
     from course.paths import LABS_DIR
 
     try:
@@ -158,7 +194,7 @@ def lab_check_keys(lab_id: str) -> list[str]:
     keys = []
     for cell in nb.get("cells", []):
         meta = cell.get("metadata", {})
-        if "check" in meta.get("tags", []) and meta.get("course", {}).get("key"):
+        if kind in meta.get("tags", []) and meta.get("course", {}).get("key"):
             keys.append(meta["course"]["key"])
     return keys
 

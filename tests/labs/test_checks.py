@@ -98,7 +98,9 @@ def test_tally_counts_passes_and_lists_failures_and_checks_not_run(capsys, monke
     capsys.readouterr()
     text = tally("00_some_lab")
     assert text == ("1 of 3 checks pass\nfailing:\n  ✗ check-b: b must work\n"
-                    "not run yet (run their cells):\n  · check-c")
+                    "      ValueError: nope\n"
+                    "not run yet (run their cells; a check cell you edited no longer reports: "
+                    "restore it, grading runs the released one):\n  · check-c")
     assert capsys.readouterr().out == text + "\n"
 
 
@@ -265,7 +267,8 @@ def test_run_all_shows_every_verdict_and_never_stops(half_solved_run):
     assert [(r.key, r.status) for r in outcome.checks()] == [
         ("check-add-pair", "passed"), ("check-add-negative", "passed"), ("check-shout", "failed")]
     assert outcome.tally_text() == ("2 of 3 checks pass\nfailing:\n"
-                                    "  ✗ check-shout: shout(text) returns the text in capitals followed by '!'")
+                                    "  ✗ check-shout: shout(text) returns the text in capitals followed by '!'\n"
+                                    "      ValueError: cannot shout 'hi'")
 
 
 def test_a_verdict_is_text_for_the_student_and_json_for_tools(tiny):
@@ -288,6 +291,21 @@ def test_a_verdict_is_text_for_the_student_and_json_for_tools(tiny):
                             "message": "shout(text) returns the text in capitals followed by '!'\n"
                                        "ValueError: cannot shout 'hi'"}
     assert verdict_of(nb.cells[3]) == passed[0].data[MIME] and lab.lab_id == "00_tiny_lab"
+    tally_cell = next(c for c in nb.cells if cell_kind(c) == "tally")
+    assert [o.output_type for o in tally_cell.outputs] == ["stream"], "the tally is shown once, unquoted"
+
+
+def test_the_tally_says_when_an_exercise_is_the_reference_answer():
+    """Grading scores an exercise that imports the answers as the stub: the tally says so."""
+    from nbclient import NotebookClient
+    new = nbformat.v4.new_code_cell
+    nb = nbformat.v4.new_notebook(cells=[new("from course.checks import tally"),
+                                         new("from solutions.agent_loop import validate_messages"),
+                                         new('tally("01_agent_loop_lab")')])
+    NotebookClient(nb, timeout=60, kernel_name="python3").execute()
+    text = "".join(o.get("text", "") for o in nb.cells[2].outputs)
+    assert "graded as the stub (the reference answer is imported, not yours):\n  · validate_messages" in text
+    assert "every check passes" not in text
 
 
 def test_the_grader_reaches_the_verdicts_the_student_sees(half_solved_run):
