@@ -28,7 +28,9 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
 import re
+import signal
 import textwrap
 from dataclasses import dataclass
 
@@ -71,20 +73,44 @@ def failure_message(error: str, detail: str, hint: str = "") -> str:
 _verdicts: dict[str, Verdict] = {}
 
 
+CHECK_SECONDS = 300  # a check's time limit in the student's kernel (COURSE_CHECK_SECONDS)
+
+
+class CheckTimeout(Exception):
+    """A check that did not finish within its time limit (an endless loop, a wait)."""
+
+
 class check:
     """`with check("check-key", hint="..."):` — run the block's asserts and show a verdict.
 
     Exceptions (`Exception` and its subclasses) end the block and become a failing verdict;
     a KeyboardInterrupt (the student pressed stop) still stops the notebook after its verdict.
+    A block that runs longer than `CHECK_SECONDS` is stopped and fails, so Run All always
+    reaches the tally (where the process has timers: the main thread, on Unix).
     """
 
     def __init__(self, key: str, hint: str = ""):
         self.key, self.hint = key, hint
+        self._previous = None
 
     def __enter__(self):
+        seconds = _check_seconds()
+        try:
+            self._previous = signal.signal(signal.SIGALRM, self._expired)
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+        except (AttributeError, ValueError):  # no SIGALRM here, or not the main thread
+            self._previous = None
         return self
 
+    def _expired(self, signum, frame):
+        raise CheckTimeout(f"the check did not finish within {_check_seconds():g} s (an endless "
+                           f"loop, or a wait that never ends?): it was stopped")
+
     def __exit__(self, exc_type, exc, tb) -> bool:
+        if self._previous is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._previous)
+            self._previous = None
         if exc_type is None:
             verdict = Verdict(self.key, True)
         else:
@@ -95,6 +121,14 @@ class check:
         _verdicts[self.key] = verdict
         show(verdict)
         return exc is None or isinstance(exc, Exception)  # swallow errors, not interrupts
+
+
+def _check_seconds() -> float:
+    try:
+        seconds = float(os.environ.get("COURSE_CHECK_SECONDS", CHECK_SECONDS))
+    except ValueError:
+        return CHECK_SECONDS
+    return seconds if seconds > 0 else CHECK_SECONDS
 
 
 def _exception_text(exc: BaseException) -> str:

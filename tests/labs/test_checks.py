@@ -372,3 +372,19 @@ def test_a_failing_check_never_causes_a_name_error_in_another(lab01_flaky, form)
     parallel = status["check-agent-parallel-results-match-calls"]
     assert parallel.status == "passed", parallel.error
     assert [r.key for r in outcome.checks() if r.status != "passed"] == ["check-agent-vancouver"]
+
+
+def test_a_check_that_never_ends_is_stopped_and_fails(monkeypatch, capsys):
+    """Run All reaches the tally: an endless loop costs its own check only."""
+    monkeypatch.setenv("COURSE_CHECK_SECONDS", "0.2")
+    with check("check-endless", hint="must end"):
+        while True:
+            pass
+    verdict = checks.verdicts()["check-endless"]
+    assert not verdict.passed and verdict.error == "CheckTimeout"
+    assert "did not finish within 0.2 s" in verdict.message
+    import signal
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0), "the timer is off once the check ends"
+    with check("check-after", hint="h"):
+        pass
+    assert checks.verdicts()["check-after"].passed
