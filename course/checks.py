@@ -44,12 +44,14 @@ class Verdict:
     passed: bool
     message: str = ""       # what to fix ("" on a pass)
     error: str | None = None  # the exception's type name, None on a pass
+    where: str = ""         # the line of the student's function that raised (shown, not graded)
 
     @property
     def text(self) -> str:
         if self.passed:
             return f"{PASS} {self.key}"
-        return f"{FAIL} {self.key}\n" + textwrap.indent(self.message, "  ")
+        shown = f"{self.message}\n{self.where}" if self.where else self.message
+        return f"{FAIL} {self.key}\n" + textwrap.indent(shown, "  ")
 
     def payload(self) -> dict:
         return {"key": self.key, "passed": self.passed, "message": self.message, "error": self.error}
@@ -115,12 +117,27 @@ class check:
             verdict = Verdict(self.key, True)
         else:
             message = failure_message(type(exc).__name__, _exception_text(exc), self.hint)
+            where = (_notebook_line(tb) if exc_type is not AssertionError else None) or ""
             if not isinstance(exc, Exception):
                 message += "\n(interrupted: the check did not finish)"
-            verdict = Verdict(self.key, False, message, type(exc).__name__)
+            verdict = Verdict(self.key, False, message, type(exc).__name__, where)
         _verdicts[self.key] = verdict
         show(verdict)
         return exc is None or isinstance(exc, Exception)  # swallow errors, not interrupts
+
+
+def _notebook_line(tb) -> str | None:
+    """Where in the student's own functions the exception was raised: the last frame of the
+    traceback that is a function defined in a notebook cell."""
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(tb)
+              if f.name != "<module>" and ("ipykernel_" in f.filename or f.filename.startswith("<ipython-input"))]
+    if not frames:
+        return None
+    frame = frames[-1]
+    code = f": {frame.line.strip()}" if frame.line else ""
+    return f"(raised in your {frame.name}, line {frame.lineno} of its cell{code})"
 
 
 def _check_seconds() -> float:

@@ -285,8 +285,9 @@ def test_a_verdict_is_text_for_the_student_and_json_for_tools(tiny):
     assert passed[0].data["text/plain"] == "✓ check-add-pair"
     assert passed[0].data[MIME] == {"key": "check-add-pair", "passed": True, "message": "", "error": None}
     failed = shown["check-shout"][0].data
+    where = "(raised in your shout, line 2 of its cell: raise ValueError(f\"cannot shout {text!r}\"))"
     assert failed["text/plain"] == ("✗ check-shout\n  shout(text) returns the text in capitals followed by '!'\n"
-                                    "  ValueError: cannot shout 'hi'")
+                                    "  ValueError: cannot shout 'hi'\n  " + where)
     assert failed[MIME] == {"key": "check-shout", "passed": False, "error": "ValueError",
                             "message": "shout(text) returns the text in capitals followed by '!'\n"
                                        "ValueError: cannot shout 'hi'"}
