@@ -70,6 +70,7 @@ def read_junit(path: Path) -> list[dict[str, str]]:
     cases = []
     for case in ET.parse(path).getroot().iter("testcase"):
         props = {p.get("name"): p.get("value", "") for p in case.iter("property")}
+        props["seconds"] = case.get("time", "0")
         if "course_student" in props:
             cases.append(props)
     return cases
@@ -119,7 +120,20 @@ def grade_all_nbval(subs: list[Submission], root: Path, labs: dict[str, Lab], ti
                 for sub in chunk:
                     record_nbval(sub, cases, output, labs[sub.lab])
                     done += 1
-                    report(_progress_line(sub, done, len(subs)))
+                    report(_progress_line(sub, done, len(subs)) + _seconds(sub, cases))
+
+
+def _seconds(sub: Submission, cases: list[dict]) -> str:
+    """How long nbval spent on the notebook's cells (the progress line's; the gradebook stays
+    the same from run to run)."""
+    spent = 0.0
+    for case in cases:
+        if (case["course_student"], case["course_notebook"]) == (sub.student, sub.notebook):
+            try:
+                spent += float(case["seconds"])
+            except ValueError:
+                pass
+    return f", {spent:.1f} s" if spent else ""
 
 
 def record_nbval(sub: Submission, cases: list[dict], output: str, lab: Lab) -> None:
