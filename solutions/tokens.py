@@ -109,31 +109,23 @@ def token_pieces(text: str, encoding="o200k_base") -> list[tuple[str, int]]:
 
 # --------------------------------------------------------------------------- requests
 
-# json.dumps(..., ensure_ascii=False) builds a new JSONEncoder on every call; counting builds one
-# payload per tool call, so the encoder is built once here. It writes the same text.
+# One encoder for all tool calls (json.dumps(..., ensure_ascii=False) builds one per call).
 _to_json = json.JSONEncoder(ensure_ascii=False).encode
 _json_string = json.encoder.encode_basestring  # what _to_json does for a str, without the call
 
 
-def _fields(item) -> Mapping | None:
-    """The item's fields, to read a few of them, or None when it has none: a dict as it is; an
-    openai SDK object (a pydantic model such as ChatCompletionMessage) without the copy
-    model_dump makes. A field that is None reads as missing either way, and nested objects
-    are read by _fields again."""
+def _fields(item, where: str, *at, whole: bool = False) -> Mapping:
+    """A dict, or an openai SDK (pydantic) object's fields in place (`whole`: model_dump's copy)."""
     if type(item) is dict:
         return item
-    if hasattr(item, "__pydantic_fields_set__"):  # pydantic 2: fields in __dict__, extras aside
+    if not whole and hasattr(item, "__pydantic_fields_set__"):  # extra fields are kept aside
         extra = item.__pydantic_extra__
         return {**item.__dict__, **extra} if extra else item.__dict__
     if isinstance(item, Mapping):
         return item
     if hasattr(item, "model_dump"):
         return item.model_dump(exclude_none=True)
-    return None
-
-
-def _not_a_dict(where: str, item) -> TypeError:
-    return TypeError(f"{where} must be a dict, not {type(item).__name__}")
+    raise TypeError(f"{where.format(*at)} must be a dict, not {type(item).__name__}")
 
 
 def _content_text(content, where: str) -> str:
@@ -144,10 +136,7 @@ def _content_text(content, where: str) -> str:
     if isinstance(content, Sequence):
         texts = []
         for j, part in enumerate(content):
-            fields = _fields(part)
-            if fields is None:
-                raise _not_a_dict(f"{where}[{j}]", part)
-            part = fields
+            part = _fields(part, "{}[{}]", where, j)
             if part.get("type") == "text":
                 text = part.get("text")
                 if not isinstance(text, str):
@@ -159,20 +148,14 @@ def _content_text(content, where: str) -> str:
 
 
 def _tool_call_text(call, i: int, j: int) -> str:
-    """The documented json.dumps({"id": id, "name": name, "arguments": arguments}), written
-    value by value: the same text without building the dict and an encoder per call."""
-    fields = _fields(call)
-    if fields is None:  # the place names are built only when needed: counting is hot
-        raise _not_a_dict(f"messages[{i}].tool_calls[{j}]", call)
-    function = _fields(fields.get("function") or {})
-    if function is None:
-        raise _not_a_dict(f"messages[{i}].tool_calls[{j}].function", fields["function"])
+    """json.dumps({"id": id, "name": name, "arguments": arguments}), written value by value."""
+    call = _fields(call, "messages[{}].tool_calls[{}]", i, j)
+    function = _fields(call.get("function") or {}, "messages[{}].tool_calls[{}].function", i, j)
     arguments = function.get("arguments")
     if not isinstance(arguments, str):
-        raise TypeError(f"messages[{i}].tool_calls[{j}].function.arguments must be the JSON "
-                        f"string sent to the API, not {type(arguments).__name__} (serialise it "
-                        f"with json.dumps first)")
-    call_id, name = fields.get("id"), function.get("name")
+        raise TypeError(f"messages[{i}].tool_calls[{j}].function.arguments must be the JSON string "
+                        f"sent to the API, not {type(arguments).__name__} (json.dumps it first)")
+    call_id, name = call.get("id"), function.get("name")
     call_id = _json_string(call_id) if type(call_id) is str else _to_json(call_id)
     name = _json_string(name) if type(name) is str else _to_json(name)
     arguments = _json_string(arguments)
@@ -181,10 +164,7 @@ def _tool_call_text(call, i: int, j: int) -> str:
 
 def _message_text(message, i: int) -> str:
     """HEADER + "\\n" + BODY of one message, per the template's documentation."""
-    fields = _fields(message)
-    if fields is None:
-        raise _not_a_dict(f"messages[{i}]", message)
-    message = fields
+    message = _fields(message, "messages[{}]", i)
     role = message.get("role")
     if not isinstance(role, str):
         raise ValueError(f"messages[{i}] has no 'role' (got {role!r})")
@@ -203,8 +183,7 @@ def _message_text(message, i: int) -> str:
     if calls:
         if type(calls) is not list and (isinstance(calls, (str, Mapping))
                                         or not isinstance(calls, Sequence)):
-            raise TypeError(f"messages[{i}].tool_calls must be a list, not "
-                            f"{type(calls).__name__}")
+            raise TypeError(f"messages[{i}].tool_calls must be a list, not {type(calls).__name__}")
         body += "".join([_tool_call_text(call, i, j) for j, call in enumerate(calls)])
     return header + "\n" + body
 
@@ -212,16 +191,8 @@ def _message_text(message, i: int) -> str:
 def _tools_text(tools) -> str:
     if isinstance(tools, (str, Mapping)) or not isinstance(tools, Sequence):
         raise TypeError(f"tools must be a list of tool definitions, not {type(tools).__name__}")
-    return "tools\n" + "\n".join([_to_json(_tool_definition(t, j)) for j, t in enumerate(tools)])
-
-
-def _tool_definition(tool, j: int) -> Mapping:
-    """A tool definition as the dict written out as JSON (an SDK object dumped whole)."""
-    if isinstance(tool, Mapping):
-        return tool
-    if hasattr(tool, "model_dump"):
-        return tool.model_dump(exclude_none=True)
-    raise _not_a_dict(f"tools[{j}]", tool)
+    return "tools\n" + "\n".join([_to_json(_fields(t, "tools[{}]", j, whole=True))
+                                  for j, t in enumerate(tools)])
 
 
 def _blocks(messages, tools) -> list[str]:
