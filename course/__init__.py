@@ -7,6 +7,8 @@ network in the same process, and lets matplotlib draw Chinese text where a CJK f
 """
 import warnings as _warnings
 
+from course import fast_imports as _fast_imports  # noqa: F401  (nbformat without its 1 s parser)
+
 from course import vocabularies as _vocabularies
 
 try:

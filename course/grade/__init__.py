@@ -45,7 +45,8 @@ from course.grade.nbval_engine import (GRADED_DIR, grade_all_nbval, nbval_comman
                                        prepare_graded_dir, read_junit, record_nbval, run_nbval)
 from course.grade.shards import merge, parse_shard, shard_of
 from course.grade.submissions import (GRADED_MARK, OUTPUT_FILES, Submission, collect,
-                                      collect_reflections, is_output_folder, match_all, row)
+                                      collect_reflections, is_output_folder, match_all, pick_one,
+                                      row)
 
 # Importable from course.grade before it was split: the names it took from other modules.
 from course import reflections  # noqa: F401
@@ -57,7 +58,7 @@ from course.paths import LABS_DIR, LESSONS_DIR, REPO_ROOT  # noqa: F401
 __all__ = [
     # submissions.py
     "GRADED_MARK", "OUTPUT_FILES", "Submission", "collect", "collect_reflections",
-    "is_output_folder", "match_all", "row",
+    "is_output_folder", "match_all", "pick_one", "row",
     # kernel_engine.py
     "grade_all", "grade_notebook", "worker_context",
     # nbval_engine.py

@@ -38,7 +38,8 @@ def nbval_command(notebooks: list[Path], junit: Path, timeout: float, inifile: P
     """pytest + strict nbval over graded copies, with the course's plugin and sanitizers (run
     it with `nbval_environment()`: only the plugins named here are loaded)."""
     command = [sys.executable, "-m", "pytest", "-c", str(inifile), "--rootdir", str(inifile.parent),
-               "-p", "nbval.plugin", "-p", "course.pytest_plugin", "-p", "no:cacheprovider",
+               "-p", "course.fast_imports", "-p", "nbval.plugin", "-p", "course.pytest_plugin",
+               "-p", "no:cacheprovider",
                "-q", "--no-header", "--nbval", "--nbval-current-env", f"--nbval-cell-timeout={timeout:g}",
                f"--junitxml={junit}", "-o", "junit_logging=no"]
     sanitizers = REPO_ROOT / "tests" / "nbval_sanitize.cfg"
