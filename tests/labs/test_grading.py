@@ -83,6 +83,11 @@ def gradebook(tmp_path_factory):
     return done, rows, summary, out, subs
 
 
+# Lab 01's checks: all of them, and the validator's (what a validate_messages-only answer earns).
+N = len(load_lab(LAB).checks())
+V = sum(cell_key(c).startswith("check-validate") for _, c in load_lab(LAB).checks())
+
+
 def score(rows, student):
     mine = [r for r in rows if r["student"] == student]
     return sum(float(r["earned"]) for r in mine), sum(float(r["points"] or 0) for r in mine)
@@ -90,13 +95,13 @@ def score(rows, student):
 
 def test_correct_submission_scores_full_marks(gradebook):
     _, rows, _, _, _ = gradebook
-    assert score(rows, "alice") == (12, 12)
+    assert score(rows, "alice") == (N, N)
 
 
 def test_weakened_checks_are_restored(gradebook):
     _, rows, _, _, _ = gradebook
     bob = {r["check"]: r["status"] for r in rows if r["student"] == "bob"}
-    assert score(rows, "bob") == (5, 12)  # the five validator checks; the loop and self-test checks came back and fail
+    assert score(rows, "bob") == (V, N)  # the validator checks; the loop and self-test checks came back and fail
     assert bob["check-agent-vancouver"] == "fail"
 
 
@@ -104,7 +109,7 @@ def test_an_infinite_loop_costs_its_checks_not_the_run(gradebook):
     _, rows, _, _, _ = gradebook
     carol = {r["check"]: r["status"] for r in rows if r["student"] == "carol"}
     assert carol["check-agent-vancouver"] == "timeout"
-    assert score(rows, "carol") == (5, 12)
+    assert score(rows, "carol") == (V, N)
 
 
 def test_broken_input_is_reported_per_student(gradebook):
@@ -115,26 +120,26 @@ def test_broken_input_is_reported_per_student(gradebook):
     assert "99_elsewhere_lab" in reasons["erin"] and "not a notebook of any released lab" in reasons["erin"]
     assert "no .ipynb" in reasons["frank"]
     assert "[8/8]" in done.stdout and "NOT GRADED" in done.stdout
-    assert "| alice | 12 / 12 | 12 / 12 |" in summary
+    assert f"| alice | {N} / {N} | {N} / {N} |" in summary
 
 
 def test_importing_the_reference_solution_earns_nothing(gradebook):
     _, rows, summary, _, _ = gradebook
-    assert score(rows, "gina") == (0, 12)
+    assert score(rows, "gina") == (0, N)
     assert "imports the reference solutions" in summary
 
 
 def test_an_untouched_lab_is_not_attempted(gradebook):
     _, rows, summary, _, _ = gradebook
     assert {r["status"] for r in rows if r["student"] == "henry"} == {"not attempted"}
-    assert "| henry | not attempted | 0 / 12 |" in summary
+    assert f"| henry | not attempted | 0 / {N} |" in summary
 
 
 def test_the_summary_has_totals_reasons_and_whole_points(gradebook):
     _, rows, summary, _, _ = gradebook
     assert {r["points"] for r in rows if r["points"]} == {"1"} and "1.0" not in summary
     assert "| student | 01_agent_loop_lab | total |" in summary
-    assert "| bob | 5 / 12 | 5 / 12 |" in summary and "| dave | — | 0 / 12 |" in summary
+    assert f"| bob | {V} / {N} | {V} / {N} |" in summary and f"| dave | — | 0 / {N} |" in summary
     bob = summary.split("### bob")[1].split("###")[0]
     assert ("✗ check-agent-vancouver (fail): run_agent must answer the Vancouver question in 2 API calls "
             "and return the history, without changing the caller's list — NotImplementedError: write run_agent") in bob
