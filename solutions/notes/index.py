@@ -75,6 +75,19 @@ def _own_file(path: str | Path) -> bool:
     return stat.S_ISREG(st.st_mode) and st.st_nlink == 1
 
 
+def _wal_database(path: Path) -> bool:
+    """Whether `path` starts like the index's database: SQLite, in WAL mode (the header's
+    read and write versions are 2). A zero-length or rollback-mode file must not be opened:
+    SQLite would wait for every open tool's shared lock to write a header into it. A missing
+    database is False too, so the WAL and shared-memory files left without it go with it."""
+    try:
+        with open(path, "rb") as f:  # a regular file of ours: checked just before
+            header = f.read(20)
+    except OSError:
+        return False
+    return header[:16] == b"SQLite format 3\x00" and header[18:20] == b"\x02\x02"
+
+
 def _remove_database(path: Path) -> None:
     for suffix in DATABASE_FILES:
         _remove(f"{path}{suffix}")
@@ -102,7 +115,7 @@ class NoteIndex:
             _remove(self.dir)
         self.dir.mkdir(exist_ok=True)
         paths = [f"{self.path}{suffix}" for suffix in DATABASE_FILES]
-        if not all(map(_own_file, paths)):
+        if not all(map(_own_file, paths)) or not _wal_database(self.path):
             _remove_database(self.path)
         if self.path.exists():
             try:
