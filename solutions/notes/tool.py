@@ -27,7 +27,9 @@ from solutions.notes.index_schema import IndexDamaged
 from solutions.notes.search import check_limit
 from solutions.notes.sync import LEGACY_INDEX, IndexedFolder
 
-__all__ = ["LEGACY_INDEX", "NoteTool", "utc_now"]
+__all__ = ["LEGACY_INDEX", "NoteTool", "SUMMARY_BLOCKERS", "utc_now"]
+
+SUMMARY_BLOCKERS = 10  # a summary names the newest ten open blockers; by_type counts them all
 
 
 def utc_now() -> datetime:
@@ -130,7 +132,9 @@ class NoteTool:
         return self._store.call(search, check_all=True)
 
     def summary(self) -> dict:
-        """Counts by type and tag, the open blockers, the five latest notes, damaged files."""
+        """Counts by type and tag, the newest open blockers (`SUMMARY_BLOCKERS`; by_type counts
+        every one), the five latest notes, damaged files. Its cost does not grow with the notes:
+        the counts are kept by the index, the lists are read newest first and stop."""
         def summary():
             counted = dict(self.index.counts("type"))
             by_type = {t: counted.pop(t, 0) for t in NOTE_TYPES}
@@ -140,7 +144,7 @@ class NoteTool:
                 "total": sum(by_type.values()),
                 "by_type": by_type,
                 "tags": dict(self.index.counts("tag")),
-                "blockers": [r.brief() for r in self.index.briefs("blocker")],
+                "blockers": [r.brief() for r in self.index.briefs("blocker", SUMMARY_BLOCKERS)],
                 "recent": [r.brief() for r in self.index.briefs(limit=5)],
                 "damaged": [{"id": i, "problem": p} for i, p in self.index.problems()],
             }
