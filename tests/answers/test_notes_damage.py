@@ -201,7 +201,7 @@ class IndexUnderDamage(RuleBasedStateMachine):
         """Another program writes to the index behind the open tool."""
         if not self.db.is_file() or self.db.is_symlink():
             return
-        db = sqlite3.connect(self.db, timeout=60)
+        db = sqlite3.connect(self.db, timeout=0)
         try:
             db.execute(damage)
             db.commit()
@@ -214,10 +214,13 @@ class IndexUnderDamage(RuleBasedStateMachine):
     def keep_an_old_copy(self):
         if self.db.is_file() and not self.db.is_symlink():
             self.old_copy = Path(self.tmp.name) / "old-copy.sqlite3"
-            source = sqlite3.connect(self.db, timeout=60)
+            source = sqlite3.connect(self.db, timeout=0)  # the test's own access never waits
             target = sqlite3.connect(self.old_copy)
             try:
                 source.backup(target)  # a consistent copy, even with the WAL in use
+            except sqlite3.Error:
+                self.old_copy.unlink(missing_ok=True)
+                self.old_copy = None  # the index is damaged right now: nothing to copy
             finally:
                 source.close()
                 target.close()
@@ -315,7 +318,3 @@ def test_a_second_tool_never_waits_on_a_truncated_index_the_first_holds_open(tmp
     assert second.create("zlib c").id == "note-0003"
     assert [n.id for n in first.list()] == ["note-0003", "note-0002", "note-0001"]
     assert met == []
-# Unfinished: a run of this machine did not end within 15 minutes (8 s of CPU: something waits,
-# likely an fsync-heavy rebuild or a lock not routed through never_waiting). Skipped until found.
-test_the_index_under_damage = pytest.mark.skip(
-    reason="the damage machine did not finish within 15 minutes; under investigation")(IndexUnderDamage.TestCase)
