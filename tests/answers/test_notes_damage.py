@@ -318,3 +318,26 @@ def test_a_second_tool_never_waits_on_a_truncated_index_the_first_holds_open(tmp
     assert second.create("zlib c").id == "note-0003"
     assert [n.id for n in first.list()] == ["note-0003", "note-0002", "note-0001"]
     assert met == []
+
+
+@pytest.mark.parametrize("crash", [sqlite3.DatabaseError("database disk image is malformed"),
+                                   OSError("killed between the note file and the index")])
+def test_a_crash_between_writing_a_note_and_indexing_it_leaves_exactly_one_note(tmp_path, monkeypatch,
+                                                                               crash):
+    tool = NoteTool(tmp_path / "notes", clock=Clock())
+    real, calls = NoteIndex.put, []
+
+    def put_once_failing(self, *args):
+        calls.append(args)
+        if len(calls) == 1:
+            raise crash
+        return real(self, *args)
+
+    monkeypatch.setattr(NoteIndex, "put", put_once_failing)
+    result = tool.run({"action": "create", "title": "zlib missing", "content": "zlib"})
+    assert result["ok"] is isinstance(crash, sqlite3.DatabaseError)  # damage heals; a crash reports
+    monkeypatch.undo()
+    for healed in (tool, NoteTool(tool.folder)):
+        assert [n.id for n in healed.list()] == ["note-0001"]
+    assert sorted(p.name for p in tool.folder.glob("note-*.md")) == ["note-0001.md"]
+    assert tool.create("next").id == "note-0002"
