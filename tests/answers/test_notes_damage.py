@@ -341,3 +341,26 @@ def test_a_crash_between_writing_a_note_and_indexing_it_leaves_exactly_one_note(
         assert [n.id for n in healed.list()] == ["note-0001"]
     assert sorted(p.name for p in tool.folder.glob("note-*.md")) == ["note-0001.md"]
     assert tool.create("next").id == "note-0002"
+
+
+anything = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6)
+argument_dicts = st.dictionaries(
+    st.sampled_from(["action", "note_id", "title", "content", "type", "tags", "query", "limit"])
+    | st.text(max_size=8), anything | st.sampled_from([*ACTIONS, "note-0001", "blocker"]), max_size=6)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(arguments=argument_dicts)
+def test_run_always_answers_with_a_result(tmp_path, arguments):
+    tool = NoteTool(tmp_path / "run-notes", clock=Clock())
+    if not tool.list():
+        tool.create("zlib", "zlib")
+    result = tool.run(arguments)  # never raises
+    assert isinstance(result, dict) and isinstance(result["ok"], bool)
+    json.dumps(result)
+    if not result["ok"]:
+        assert isinstance(result["error"], str) and result["error"]
