@@ -80,16 +80,18 @@ def identifiers(text: str) -> list[str]:
     return unique(found)
 
 
+SPACE = re.compile(r"\s")  # what str.split() splits at: no identifier holds one
+
+
 def cut_whole(text: str, limit: int, mark: str) -> str:
     """`text` if it has at most `limit` characters; else its first characters, at most `limit`,
     then `mark`, which says the text was shortened (the one allowance: a result is never longer
     than limit + len(mark); `mark` alone, without its leading space, when nothing fits).
 
     Every kept identifier is whole: an identifier is kept whole or left out whole. The cut falls
-    at the last white space within the limit (no identifier holds one); when that would keep less
-    than half the limit (a long path, a line of Chinese), at the last place in the run of
-    characters crossing the limit that is inside no identifier and makes none up (a hash cut out
-    of a longer word)."""
+    at the last white space within the limit; when that would keep less than half the limit (a
+    long path, a line of Chinese), inside the run of characters that crosses the limit, at its
+    last place that splits no identifier and makes none up (a hash cut out of a longer word)."""
     if not isinstance(limit, int) or limit < 1:
         raise ValueError(f"limit must be a whole number of characters, at least 1, not {limit!r}")
     if len(text) <= limit:
@@ -98,17 +100,23 @@ def cut_whole(text: str, limit: int, mark: str) -> str:
     kept = text[:space].rstrip() if space > 0 else ""
     if space < limit // 2:
         start = space + 1
-        end = next((i for i in range(limit, len(text)) if text[i].isspace()), len(text))
-        run = text[start:end]
-        whole = set(identifiers(run))
-        inside = set()
-        for m in IDENTIFIER.finditer(run):
-            inside.update(range(m.start() + 1, m.end()))
-        for at in range(limit - start, 0, -1):
-            if at not in inside and set(identifiers(run[:at])) <= whole:
-                kept = text[:start + at]
-                break
+        end = SPACE.search(text, limit)
+        at = _safe_cut(text[start:end.start() if end else len(text)], limit - start)
+        kept = text[:start + at] if at else kept
     return kept + mark if kept else mark.lstrip()
+
+
+def _safe_cut(run: str, most: int) -> int:
+    """The largest n <= most such that run[:n] splits no identifier of `run` and holds only
+    identifiers of `run`; 0 when there is none."""
+    whole = set(identifiers(run))
+    inside = set()
+    for m in IDENTIFIER.finditer(run):
+        if m.start() >= most:
+            break
+        inside.update(range(m.start() + 1, min(m.end(), most + 1)))
+    return next((n for n in range(most, 0, -1)
+                 if n not in inside and set(identifiers(run[:n])) <= whole), 0)
 
 
 ERROR_LINE = re.compile(r"\b(?:error|fail|not found|exception|denied|missing|refused|traceback|"
