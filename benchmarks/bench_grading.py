@@ -16,15 +16,64 @@ import contextlib
 import importlib
 import inspect
 import io
+import multiprocessing
 import tempfile
 import time
 from pathlib import Path
+
+import jupyter_client
 
 import nbformat
 
 import course.grade
 from course.labs import cell_key, cell_kind, load_lab
+from course.labs.remote import Worker
 from course.paths import LABS_DIR
+from timing import best_time
+
+SPIN = 3_000_000  # fixed pure-Python work: well over a second per process here
+
+
+def spin() -> None:
+    total = 0
+    for i in range(SPIN):
+        total += i * i % 7
+
+
+def ceiling() -> float:
+    """The best speed-up two jobs can get here: two CPU-bound processes one after another vs side
+    by side (the same process start cost both ways)."""
+    def run(together: bool) -> float:
+        procs = [multiprocessing.Process(target=spin) for _ in range(2)]
+        started = time.perf_counter()
+        for p in procs:
+            p.start()
+            if not together:
+                p.join()
+        for p in procs:
+            p.join()
+        return time.perf_counter() - started
+    return min(run(False) for _ in range(2)) / min(run(True) for _ in range(2))
+
+
+def kernel_floor() -> float:
+    """A kernel started and shut down with nothing run in it."""
+    def once():
+        manager, client = jupyter_client.manager.start_new_kernel(kernel_name="python3")
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    return best_time(once, repeats=3)
+
+
+def worker_start(confined: bool, scratch: Path) -> float:
+    """course.labs.remote.Worker started (bwrap when confined) until it says ready, then stopped."""
+    def once():
+        worker = Worker([], scratch, confined=confined)
+        try:
+            worker.ensure_running()
+        finally:
+            worker.stop()
+    return best_time(once, repeats=3)
 
 
 def build_class(lab_id: str, students: int, folder: Path) -> None:
@@ -41,12 +90,12 @@ def build_class(lab_id: str, students: int, folder: Path) -> None:
         nbformat.write(nb, folder / f"student{n:03d}.ipynb")
 
 
-def grade_once(folder: Path, jobs: int, timeout: float, engine: str) -> float:
-    out = folder.parent / f"out-{engine}-{jobs}"
+def grade_once(folder: Path, jobs: int, timeout: float, engine: str, unconfined: bool = False) -> float:
+    out = folder.parent / f"out-{engine}-{jobs}-{'u' if unconfined else 'c'}"
     started = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()):
         course.grade.main([str(folder), "--jobs", str(jobs), "--timeout", str(timeout), "--output", str(out),
-                           "--engine", engine])
+                           "--engine", engine] + (["--unconfined"] if unconfined else []))
     return time.perf_counter() - started
 
 
@@ -56,22 +105,45 @@ def main() -> None:
     parser.add_argument("--lab", default="01_agent_loop_lab")
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--timeout", type=float, default=60)
-    parser.add_argument("--engine", choices=("nbval", "kernel"), nargs="+", default=["nbval", "kernel"])
+    parser.add_argument("--engine", choices=("nbval", "kernel"), nargs="+", default=["nbval"])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "submissions"
         folder.mkdir()
         build_class(args.lab, args.students, folder)
+        top = ceiling()
+        print(f"ceiling: two CPU-bound processes side by side vs one after another: {top:.2f}x")
         print(f"{args.students} notebooks of {args.lab}, one fresh kernel each "
               f"({course.grade.default_jobs()} cores here)")
-        print(f"{'engine':>7} {'jobs':>4} {'seconds':>8} {'s/run':>6} {'runs/min':>9} {'speed-up':>9}")
+        print(f"{'engine':>7} {'jobs':>4} {'seconds':>8} {'s/run':>6} {'runs/min':>9} {'speed-up':>9} "
+              f"{'of ceiling':>10}")
+        one_job = {}
         for engine in args.engine:
             first = None
             for jobs in args.jobs:
                 seconds = grade_once(folder, jobs, args.timeout, engine)
                 first = first or seconds
+                one_job.setdefault(engine, seconds)
                 print(f"{engine:>7} {jobs:>4} {seconds:8.1f} {seconds / args.students:6.2f} "
-                      f"{args.students / seconds * 60:9.1f} {first / seconds:8.2f}x", flush=True)
+                      f"{args.students / seconds * 60:9.1f} {first / seconds:8.2f}x "
+                      f"{first / seconds / top:9.0%}", flush=True)
+        # the per-notebook cost and its parts, one job, confined vs --unconfined
+        floor = kernel_floor()
+        scratch = Path(tmp) / "scratch"
+        scratch.mkdir()
+        starts = {True: worker_start(True, scratch), False: worker_start(False, scratch)}
+        engine = args.engine[0]
+        totals = {True: one_job.get(engine) if 1 in args.jobs else None, False: None}
+        for confined in (True, False):
+            if totals[confined] is None:
+                totals[confined] = grade_once(folder, 1, args.timeout, engine, unconfined=not confined)
+        print(f"per notebook ({engine}, 1 job), seconds:")
+        print(f"{'':>11} {'kernel':>7} {'worker':>7} {'checks':>7} {'total':>7}")
+        for confined in (True, False):
+            total = totals[confined] / args.students
+            rest = total - floor - starts[confined]
+            name = "confined" if confined else "unconfined"
+            print(f"{name:>11} {floor:7.2f} {starts[confined]:7.2f} {rest:7.2f} {total:7.2f}", flush=True)
 
 
 if __name__ == "__main__":
