@@ -25,10 +25,8 @@ Best of a few runs; figures depend on the machine, compare the ratios.
 from __future__ import annotations
 
 import gc
-import importlib.util
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -79,27 +77,10 @@ def synthetic_packets(n: int, seed: int = 5, packet=Packet) -> list:
 
 
 def gssc_at(commit: str, folder: Path, name: str = "gssc_old") -> ModuleType:
-    """solutions/gssc as it was at `commit`, imported as package `name` from files written to
-    `folder` (its own imports renamed), alongside today's. Raises LookupError without git or
-    that commit (e.g. in a shallow clone)."""
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
-        if done.returncode:
-            raise LookupError(f"git {' '.join(args)} failed: {done.stderr.strip()}")
-        return done.stdout
+    """solutions/gssc as it was at `commit`, imported as package `name` (see timing.package_at)."""
+    from benchmarks.timing import package_at
 
-    package = folder / name
-    package.mkdir(parents=True, exist_ok=True)
-    for path in git("ls-tree", "--name-only", commit, "solutions/gssc/").split():
-        if path.endswith(".py"):
-            source = git("show", f"{commit}:{path}").replace("solutions.gssc", name)
-            (package / Path(path).name).write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(
-        name, package / "__init__.py", submodule_search_locations=[str(package)])
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # its modules import each other by the package's name
-    spec.loader.exec_module(module)
-    return module
+    return package_at(commit, "solutions/gssc", folder, name)
 
 
 def warm_build(gssc, n: int, repeats: int) -> float:

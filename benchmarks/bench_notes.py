@@ -31,12 +31,10 @@ x1.5 from 1k to 100k), and summary should not grow with the folder (it reads kep
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -49,6 +47,7 @@ from lesson_support.notes_scenario import SYNTHETIC_QUERIES as QUERIES  # noqa: 
 from lesson_support.notes_scenario import write_synthetic_notes as write_notes  # noqa: E402
 from lesson_support.specimens.json_index_notes import JsonIndexNoteTool  # noqa: E402
 from solutions.notes import NoteTool  # noqa: E402
+from benchmarks.timing import package_at  # noqa: E402
 
 DESIGNS = {"sqlite": NoteTool, "json": JsonIndexNoteTool}
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,31 +82,6 @@ def measure(design: str, folder: Path, n: int) -> dict:
 
 
 # --------------------------------------------------------------------------- --growth
-
-def package_at(commit: str, package: str, folder: Path, name: str) -> ModuleType:
-    """The package at `package` (e.g. "solutions/notes") as it was at `commit`, imported as
-    `name` from files written to `folder` (its own imports renamed), alongside today's.
-    Raises LookupError without git or that commit (e.g. in a shallow clone)."""
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
-        if done.returncode:
-            raise LookupError(f"git {' '.join(args)} failed: {done.stderr.strip()}")
-        return done.stdout
-
-    target = folder / name
-    target.mkdir(parents=True, exist_ok=True)
-    dotted = package.strip("/").replace("/", ".")
-    for path in git("ls-tree", "--name-only", commit, package.rstrip("/") + "/").split():
-        if path.endswith(".py"):
-            source = git("show", f"{commit}:{path}").replace(dotted, name)
-            (target / Path(path).name).write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(
-        name, target / "__init__.py", submodule_search_locations=[str(target)])
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # its modules import each other by the package's name
-    spec.loader.exec_module(module)
-    return module
-
 
 def linked_copy(source: Path, folder: Path) -> None:
     """A copy of a folder of notes made of hard links (fast at 100k files, and safe: NoteTool
