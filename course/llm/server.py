@@ -8,22 +8,19 @@ bytes to prove it). A 500 would be a bug in the teaching model; it never takes t
 from __future__ import annotations
 
 import atexit
-import hashlib
 import json
 import os
 import re
 import sys
 import threading
-import time
 import traceback
-from array import array
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from course.llm.cache import PrefixCache, block_keys
-from course.llm.models import MODEL_NAME, MODELS, model_spec, prompt_in_window
-from course.llm.policy import decide, reply_message
-from course.llm.template import completion_token_count
-from course.llm.validation import RequestError, validate_request
+from course.llm.chat import answer
+from course.llm.models import MODEL_NAME, MODELS
+from course.llm.streaming import chat_chunks
+from course.llm.validation import RequestError
 from course.workers import Pool, WorkerDied
 MAX_BODY_BYTES = 64 * 1024 * 1024
 # the `code` of the errors http.server raises by itself (JsonHandler.send_error)
@@ -80,62 +77,6 @@ class TeachingModel:
 
     def _cached(self, payload: dict, keys: list[bytes]) -> None:
         payload["usage"]["prompt_tokens_details"]["cached_tokens"] = self.cache.lookup_and_store_keys(keys)
-
-def answer(body) -> tuple[dict, list[int]]:
-    """The chat completion for a request body, with `cached_tokens` still 0, and the prompt's
-    token ids (for the cache). A pure function of the body: it runs in any process."""
-    validate_request(body)  # RequestError (HTTP 400) on a problem
-    spec = model_spec(body["model"])
-    asked = body.get("max_completion_tokens") or body.get("max_tokens")
-    # over the window: HTTP 400 context_length_exceeded, before any rule reads the request
-    tokens = prompt_in_window(spec, body["messages"], body.get("tools"), asked)
-    decision, ctx = decide(body, validated=True)
-    seed = hashlib.sha256(array("I", tokens).tobytes()).hexdigest()
-    reply = reply_message(decision, ctx, seed)
-    completion = completion_token_count(reply)
-    room = spec.context_window - len(tokens)
-    limit = asked if asked is not None else room
-    finish = "tool_calls" if reply.get("tool_calls") else "stop"
-    if completion > limit:
-        # Out of tokens mid-reply, as a provider would be: text is cut; tool calls that do
-        # not fit are not sent at all (half a JSON argument is of no use to anyone).
-        what = (f"max_tokens is {limit}" if asked is not None else
-                f"the {spec.context_window}-token context window of {spec.name} leaves {room}")
-        ctx.note("max_tokens" if asked is not None else "context_window",
-                 f"the reply needs {completion} tokens, {what}: text cut, tool calls withheld")
-        text = reply.get("content") or ""
-        reply = {"role": "assistant", "content": _cut(text, limit) if text else None}
-        completion, finish = limit, "length"
-    return {
-        "id": "chatcmpl-" + seed[:24],
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": body["model"],
-        "system_fingerprint": "teaching-model-1",
-        "choices": [{"index": 0, "message": {"refusal": None, **reply},
-                     "logprobs": None, "finish_reason": finish}],
-        "usage": {
-            "prompt_tokens": len(tokens),
-            "completion_tokens": completion,
-            "total_tokens": len(tokens) + completion,
-            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
-                                          "accepted_prediction_tokens": 0,
-                                          "rejected_prediction_tokens": 0},
-        },
-        # Not part of the OpenAI API: why the teaching model replied so (course.llm.explain).
-        # The SDK keeps unknown fields: completion.model_extra["teaching_trace"].
-        "teaching_trace": ctx.trace,
-    }, tokens
-
-
-def _cut(text: str, limit: int) -> str:
-    from course.llm.template import encoding
-
-    enc = encoding()
-    # limit - 1 tokens of text plus the closing <|im_end|>; drop a trailing partial character
-    return enc.decode_bytes(enc.encode_ordinary(text)[: max(limit - 1, 0)]).decode("utf-8", "ignore")
-
 
 def _refusal(status: int, body: dict) -> RequestError:
     """The RequestError a worker reported as (status, body)."""
@@ -245,12 +186,18 @@ class _Handler(JsonHandler):
             self._error(exc)
             return
         path = self.path.split("?")[0].rstrip("/")
-        if path not in ("/v1/chat/completions", "/chat/completions"):
+        route = POST_ROUTES.get(path.removeprefix("/v1"))
+        if route is None:
             self._error(RequestError(f"Unknown path {self.path!r}: the teaching model serves "
-                                     f"POST /v1/chat/completions.", status=404, code="unknown_url"))
+                                     f"POST {', '.join('/v1' + p for p in POST_ROUTES)}.",
+                                     status=404, code="unknown_url"))
             return
         try:
-            self._send(200, self.model.complete_raw(body, raw))
+            result = route(self.model, body, raw)
+            if isinstance(result, EventStream):
+                self._send_events(result)
+            else:
+                self._send(200, result)
         except RequestError as exc:
             self._error(exc)
         except Exception as exc:  # a bug in the teaching model must not take the server down
@@ -258,6 +205,21 @@ class _Handler(JsonHandler):
             self._error(RequestError(f"The teaching model failed on this request: "
                                      f"{type(exc).__name__}: {exc}", status=500,
                                      error_type="server_error", code="internal_error"))
+
+    def _send_events(self, stream: "EventStream") -> None:
+        """Server-Sent Events, one per chunk, then `data: [DONE]`, in HTTP/1.1 chunked transfer
+        encoding (so the connection stays open for the next request, as the SDK expects)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        events = [json.dumps(event, ensure_ascii=False) for event in stream.events] + ["[DONE]"]
+        for event in events:
+            data = f"data: {event}\n\n".encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
 
     def _read_json(self):
         length = self.headers.get("Content-Length")
@@ -290,6 +252,23 @@ class _Handler(JsonHandler):
                 "aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, "
                 f"but what was sent was not valid JSON: {type(exc).__name__}: {exc})",
                 code="invalid_json") from None
+
+
+class EventStream:
+    """What a route returns to be sent as Server-Sent Events instead of one JSON body."""
+
+    def __init__(self, events: list[dict]):
+        self.events = events
+
+
+def _chat(model: TeachingModel, body, raw: bytes):
+    """POST /v1/chat/completions: the completion, or its chunks when `stream` is true."""
+    payload = model.complete_raw(body, raw)
+    return EventStream(chat_chunks(payload, body)) if body.get("stream") else payload
+
+
+# POST paths (after an optional /v1) and what answers them: route(model, body, raw bytes)
+POST_ROUTES = {"/chat/completions": _chat}
 
 
 class _Server(ThreadingHTTPServer):

@@ -221,9 +221,16 @@ def validate_request(body) -> None:
     _validate_tool_choice(body.get("tool_choice"), names)
     if body.get("parallel_tool_calls") is not None:
         _expect(body["parallel_tool_calls"], (bool,), "parallel_tool_calls", "a boolean")
-    if body.get("stream"):
-        raise RequestError("The teaching model does not stream: leave 'stream' unset or false.",
-                           "stream", "unsupported_value")
+    if body.get("stream") is not None:
+        _expect(body["stream"], (bool,), "stream", "a boolean")
+    if body.get("stream_options") is not None:
+        _expect(body["stream_options"], (dict,), "stream_options", "an object")
+        if not body.get("stream"):
+            raise RequestError("Invalid 'stream_options': only allowed when 'stream' is true.",
+                               "stream_options", "invalid_value")
+        if body["stream_options"].get("include_usage") is not None:
+            _expect(body["stream_options"]["include_usage"], (bool,),
+                    "stream_options.include_usage", "a boolean")
     for key, low, high in (("temperature", 0, 2), ("top_p", 0, 1)):
         if body.get(key) is not None:
             _expect(body[key], (int, float), key, "a number")

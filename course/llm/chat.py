@@ -1,0 +1,67 @@
+"""The chat completion for a request body (`POST /v1/chat/completions`), as a pure function of
+the body: validation, the context window, the decision list, the reply and its usage. It runs in
+the server's thread or in a worker process alike (server.py decides which)."""
+from __future__ import annotations
+
+import hashlib
+import time
+from array import array
+
+from course.llm.models import model_spec, prompt_in_window
+from course.llm.policy import decide, reply_message
+from course.llm.template import completion_token_count, encoding
+from course.llm.validation import validate_request
+
+
+def answer(body) -> tuple[dict, list[int]]:
+    """The chat completion for a request body, with `cached_tokens` still 0, and the prompt's
+    token ids (for the cache). A pure function of the body: it runs in any process."""
+    validate_request(body)  # RequestError (HTTP 400) on a problem
+    spec = model_spec(body["model"])
+    asked = body.get("max_completion_tokens") or body.get("max_tokens")
+    # over the window: HTTP 400 context_length_exceeded, before any rule reads the request
+    tokens = prompt_in_window(spec, body["messages"], body.get("tools"), asked)
+    decision, ctx = decide(body, validated=True)
+    seed = hashlib.sha256(array("I", tokens).tobytes()).hexdigest()
+    reply = reply_message(decision, ctx, seed)
+    completion = completion_token_count(reply)
+    room = spec.context_window - len(tokens)
+    limit = asked if asked is not None else room
+    finish = "tool_calls" if reply.get("tool_calls") else "stop"
+    if completion > limit:
+        # Out of tokens mid-reply, as a provider would be: text is cut; tool calls that do
+        # not fit are not sent at all (half a JSON argument is of no use to anyone).
+        what = (f"max_tokens is {limit}" if asked is not None else
+                f"the {spec.context_window}-token context window of {spec.name} leaves {room}")
+        ctx.note("max_tokens" if asked is not None else "context_window",
+                 f"the reply needs {completion} tokens, {what}: text cut, tool calls withheld")
+        text = reply.get("content") or ""
+        reply = {"role": "assistant", "content": _cut(text, limit) if text else None}
+        completion, finish = limit, "length"
+    return {
+        "id": "chatcmpl-" + seed[:24],
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body["model"],
+        "system_fingerprint": "teaching-model-1",
+        "choices": [{"index": 0, "message": {"refusal": None, **reply},
+                     "logprobs": None, "finish_reason": finish}],
+        "usage": {
+            "prompt_tokens": len(tokens),
+            "completion_tokens": completion,
+            "total_tokens": len(tokens) + completion,
+            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
+                                          "accepted_prediction_tokens": 0,
+                                          "rejected_prediction_tokens": 0},
+        },
+        # Not part of the OpenAI API: why the teaching model replied so (course.llm.explain).
+        # The SDK keeps unknown fields: completion.model_extra["teaching_trace"].
+        "teaching_trace": ctx.trace,
+    }, tokens
+
+
+def _cut(text: str, limit: int) -> str:
+    enc = encoding()
+    # limit - 1 tokens of text plus the closing <|im_end|>; drop a trailing partial character
+    return enc.decode_bytes(enc.encode_ordinary(text)[: max(limit - 1, 0)]).decode("utf-8", "ignore")
