@@ -69,6 +69,13 @@ def model_table() -> list[tuple[str, int, str]]:
     return [(spec.name, spec.context_window, spec.about) for spec in MODELS.values()]
 
 
+def model_listing() -> dict:
+    """`GET /v1/models`: every teaching model name, with its context window as an extra field."""
+    return {"object": "list", "data": [
+        {"id": spec.name, "object": "model", "created": 0, "owned_by": "course",
+         "context_window": spec.context_window} for spec in MODELS.values()]}
+
+
 def _too_long(spec: ModelSpec, prompt: int, completion: int | None, at_least: bool) -> RequestError:
     size = f"at least {prompt}" if at_least else str(prompt)
     if completion is None:

@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from course.llm.cache import PrefixCache, block_keys
 from course.llm.chat import answer
-from course.llm.models import MODEL_NAME, MODELS
+from course.llm.models import MODEL_NAME, model_listing
 from course.llm.streaming import chat_chunks
 from course.llm.validation import RequestError
 from course.workers import Pool, WorkerDied
@@ -169,9 +169,7 @@ class _Handler(JsonHandler):
     def do_GET(self):
         path = self.path.split("?")[0].rstrip("/")
         if path in ("/v1/models", "/models"):
-            self._send(200, {"object": "list", "data": [
-                {"id": spec.name, "object": "model", "created": 0, "owned_by": "course",
-                 "context_window": spec.context_window} for spec in MODELS.values()]})
+            self._send(200, model_listing())
         elif path in ("", "/health"):
             self._send(200, {"status": "ok", "model": MODEL_NAME})
         else:
