@@ -145,3 +145,12 @@ def test_the_reference_finder_sees_what_a_document_names():
     assert "course.notebooks" in found["command"]
     assert not path_exists("course/no_such_module.py")
     assert not dotted_exists("course.llm.no_such_name")
+
+
+def test_sources_md_lists_the_chapters_that_cite_the_second_section():
+    said = text("docs/sources.md").split("## The second textbook section", 1)[1].split("##")[0]
+    listed = re.search(r"Chapters ([\d, and]+) cite it", " ".join(said.split())).group(1)
+    listed = set(re.findall(r"\d\d", listed))
+    citing = {p.name[:2] for p in (REPO_ROOT / "notebooks").glob("*.ipynb")
+              if re.search(r"21\.6\.\d", p.read_text(encoding="utf-8"))}
+    assert listed == citing
