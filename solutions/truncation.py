@@ -9,6 +9,8 @@ What to keep depends on the content:
 
     "log"   build and command output: the end matters (the error, the summary line)
     "file"  file content: keep the start and page forward with read_file(offset=...)
+    "search" ranked results (search hits, grep matches): the top ones, and a note that counts
+            the rest and says to narrow the query rather than page through them
     "text"  anything else: a bit of both ends
 
 The exit code of a command goes on the first line, outside the part that may be cut.
@@ -19,7 +21,7 @@ import os
 from pathlib import Path
 
 # How a budget of `max_lines` lines is split between head and tail, per content type.
-KINDS = ("log", "file", "text")
+KINDS = ("log", "file", "search", "text")
 LOG_HEAD_LINES = 5          # a log keeps only its first few lines (the command banner)...
 DEFAULT_MAX_LINES = 60      # ...and gives the rest of the budget to its end
 DEFAULT_MAX_LINE_CHARS = 400  # one minified-JSON line can be a megabyte; lines are capped too
@@ -42,7 +44,7 @@ def split_budget(kind: str, max_lines: int) -> tuple[int, int]:
         raise ValueError(f"unknown content kind {kind!r}: use one of {', '.join(KINDS)}")
     if max_lines < 1:
         raise ValueError(f"max_lines must be at least 1, got {max_lines}")
-    if kind == "file":
+    if kind in ("file", "search"):
         return max_lines, 0
     if kind == "log":
         head = min(LOG_HEAD_LINES, max_lines // 4)
@@ -82,6 +84,8 @@ def truncate(text: str, kind: str = "text", max_lines: int = DEFAULT_MAX_LINES,
     hidden_chars = sum(len(line) + 1 for line in lines[head:len(lines) - tail])
     span = (f"lines {first_hidden}-{last_hidden} of {len(lines):,} omitted "
             f"({hidden:,} lines, {hidden_chars:,} characters)")
+    if kind == "search":  # the best come first: more of the tail is rarely what the task needs
+        span += "; a narrower query finds the right results faster than reading these"
     if full_path:
         first_page = read_call(full_path, first_hidden, min(hidden, READ_LIMIT))
         how = f"full text: {full_path}; read them with {first_page}"

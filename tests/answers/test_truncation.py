@@ -31,7 +31,8 @@ def test_shorten_leaves_short_text_alone_and_handles_no_tail():
     assert shorten("\n".join("abcdef"), head=2, tail=0).splitlines() == ["a", "b", "...[4 lines omitted]..."]
 
 
-@pytest.mark.parametrize("kind, head, tail", [("log", 5, 55), ("file", 60, 0), ("text", 30, 30)])
+@pytest.mark.parametrize("kind, head, tail", [("log", 5, 55), ("file", 60, 0), ("search", 60, 0),
+                                             ("text", 30, 30)])
 def test_budget_per_kind(kind, head, tail):
     assert split_budget(kind, 60) == (head, tail)
 
@@ -174,7 +175,7 @@ def test_small_output_passes_through_with_its_exit_code(ws):
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(lines=st.lists(st.text(alphabet="abc xyz:-", max_size=30), max_size=120),
        exit_code=st.integers(-9, 255), max_lines=st.integers(1, 40),
-       kind=st.sampled_from(["log", "file", "text"]))
+       kind=st.sampled_from(["log", "file", "search", "text"]))
 def test_exit_code_line_is_never_cut_and_counts_add_up(lines, exit_code, max_lines, kind):
     output = "\n".join(lines)
     out = tool_result(output, kind, exit_code, max_lines=max_lines)
@@ -190,3 +191,14 @@ def test_exit_code_line_is_never_cut_and_counts_add_up(lines, exit_code, max_lin
             assert kept[-tail:] == output.splitlines()[-tail:]
     else:
         assert out == f"[exit code: {exit_code}]\n{output}"
+
+
+def test_search_results_keep_the_top_ones_and_count_the_rest():
+    hits = "\n".join(f"src/m{i:03d}.c:{i}: ZLIB_LIBRARY" for i in range(1, 241))
+    out = truncate(hits, kind="search", max_lines=10, full_path=".agent/outputs/search.txt")
+    lines = out.splitlines()
+    assert lines[:10] == hits.splitlines()[:10]  # the best-ranked results, in their order
+    assert len(lines) == 11
+    assert "lines 11-240 of 240 omitted (230 lines" in lines[10]
+    assert "narrower query" in lines[10]
+    assert 'read_file(path=".agent/outputs/search.txt", offset=11, limit=200)' in lines[10]
