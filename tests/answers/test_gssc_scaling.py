@@ -133,3 +133,22 @@ def test_ties_on_score_are_broken_by_tokens_then_time_then_text():
     order = [r.packet for r in sorted(rows, key=lambda r: r.rank)]
     assert len({r.score for r in rows}) == 1
     assert order == [b, c, a]
+
+
+def test_a_build_leaves_the_garbage_collector_as_it_found_it():
+    from solutions.gssc import explain_selection
+
+    packets = [Packet(f"note {i} about zlib", source="notes", timestamp="2025-03-01T10:00:00+08:00")
+               for i in range(50)]
+    assert gc.isenabled()
+    explain_selection(packets, "zlib", 100)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        explain_selection(packets, "zlib", 100)
+        assert not gc.isenabled()  # an application that paused it keeps it paused
+    finally:
+        gc.enable()
+    with pytest.raises(ValueError):
+        explain_selection(packets, "zlib", -1)
+    assert gc.isenabled()  # restored on error too
