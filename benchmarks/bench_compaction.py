@@ -51,10 +51,10 @@ def main() -> None:
         messages = synthetic_transcript(size)
         repeats = 5 if size < 1_000_000 else 3
         assert check_pairing(messages).ok  # the benchmark times the successful full scan
-        check = best_time(lambda: check_pairing(messages), repeats)
+        check = best_time(lambda m=messages: check_pairing(m), repeats)
         small = compact(messages, keep_turns=KEEP_TURNS)
         assert check_pairing(small).ok and len(small) < len(messages)
-        squeeze = best_time(lambda: compact(messages, keep_turns=KEEP_TURNS), repeats)
+        squeeze = best_time(lambda m=messages: compact(m, keep_turns=KEEP_TURNS), repeats)
         rows.append((len(messages), check, squeeze))
         del messages, small
 

@@ -105,12 +105,12 @@ def measure(n: int, references: dict) -> dict:
     cold = time.perf_counter() - start
     assert built.tokens <= CONFIG.limit
     repeats = 5 if n <= 10_000 else 3
-    warm = best_time(lambda: build_context(TASK, packets, CONFIG), repeats)
+    warm = best_time(lambda ps=packets: build_context(TASK, ps, CONFIG), repeats)
     pinned = [p for p in packets if p.pinned]
     room = CONFIG.limit - mandatory_tokens(TASK, pinned)
-    select = best_time(lambda: explain_selection(packets[1:], TASK, room, CONFIG), repeats)
+    select = best_time(lambda ps=packets[1:]: explain_selection(ps, TASK, room, CONFIG), repeats)
     chosen = built.chosen
-    finish = best_time(lambda: compress(TASK, chosen, DEFAULT_OUTPUT, CONFIG.limit), repeats)
+    finish = best_time(lambda ps=chosen: compress(TASK, ps, DEFAULT_OUTPUT, CONFIG.limit), repeats)
     picked = sum(r.status == "selected" for r in built.rows)
     del packets, built, chosen, pinned
     before = {}

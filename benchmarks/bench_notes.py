@@ -39,7 +39,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone without installing
 

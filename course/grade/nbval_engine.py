@@ -10,7 +10,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import nbformat
 
 from course.grade.submissions import GRADED_MARK, Submission, _progress_line, row
 from course.labs import Lab, cell_key, cell_points, cell_problem, nbval_graded, read_notebook

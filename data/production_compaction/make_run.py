@@ -202,7 +202,6 @@ CONFIG = ("[ingest]\ntopic = \"payments.v3\"\npartition_count = 12\ncheckpoint_s
 
 # The planted facts, by step: (kind, maker). Filler everywhere else.
 def plan(w: Writer) -> dict[int, callable]:
-    rng = w.rng
     return {
         2: lambda: w.step("Reading the failing CI run first.", [("run_command", {
             "command": "ci logs ci-run-88213 --job ingest-tests"},

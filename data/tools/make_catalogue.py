@@ -10,7 +10,7 @@ calendars, cloud and databases. Nothing here runs: the lesson needs their *size*
 import json
 from pathlib import Path
 
-S, I, B, A = "string", "integer", "boolean", "array"
+S, I, B, A = "string", "integer", "boolean", "array"  # noqa: E741 (short: the table below is dense)
 
 
 def p(name, kind, description, required=True, enum=None, items=None):

@@ -12,7 +12,6 @@ import html
 import json
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 
 from solutions.compaction import (Pairing, check_pairing, compact, drop_oldest_messages,
                                   is_summary, load_transcript, replay, sawtooth_points)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 import json
-from pathlib import Path
 
 from solutions.gssc import (SECTIONS, BudgetError, Built, ContextConfig, Packet, build_context,
                             load_packets)

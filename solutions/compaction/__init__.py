@@ -24,7 +24,8 @@ Messages use the Chat Completions format: an assistant's `tool_calls` are
 
 The package, one concern per module (this module re-exports all of them):
 
-    pairing      Pairing, check_pairing, unique_call_ids, text_of
+    pairing      Pairing, check_pairing, unique_call_ids
+    (and text_of, a given from course.givens.compaction, which the answers read content with)
     turns        split_turns, recent_start, split_head
     summaries    rule_based_summary, ModelSummarizer, the summary message
     transcripts  save_transcript, load_transcript, backup_transcript
@@ -33,8 +34,9 @@ The package, one concern per module (this module re-exports all of them):
 """
 from __future__ import annotations
 
+from course.givens.compaction import text_of
 from solutions.compaction.compacting import compact, drop_oldest_messages
-from solutions.compaction.pairing import KNOWN_ROLES, ROLES, Pairing, check_pairing, text_of, unique_call_ids
+from solutions.compaction.pairing import KNOWN_ROLES, ROLES, Pairing, check_pairing, unique_call_ids
 from solutions.compaction.schedule import Replay, replay, sawtooth_points, should_compact
 from solutions.compaction.summaries import (BACKUPS_HEADING, COMPACTION_INSTRUCTION, RULE_TITLE,
                                             SUMMARY_HEADER, ModelSummarizer, is_summary,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-from course.givens.compaction import text_of  # re-exported: the answers read content with it
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 KNOWN_ROLES = frozenset(ROLES)

@@ -15,7 +15,7 @@ import json
 import re
 
 from course.llm.identifiers import cut_whole, identifiers
-from solutions.compaction.pairing import text_of
+from course.givens.compaction import text_of
 
 ARCHIVE_HEADER = ("[Archived turns: one record per turn, oldest first. Full outputs are in the "
                   "files they point to; the full transcript is at {transcript}]")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from solutions.compaction.pairing import text_of
+from course.givens.compaction import text_of
 
 RESULTS_DIR = ".agent/results"
 PREVIEW_MARK = "[output saved to "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from solutions.compaction.pairing import text_of
+from course.givens.compaction import text_of
 from solutions.production_compaction.budget import ResultStore
 
 CLEARED_MARK = "[cleared: "

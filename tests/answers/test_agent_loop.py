@@ -60,7 +60,8 @@ def test_run_agent_reports_bad_arguments_to_the_model():
     assert "not valid JSON" in json.loads(run["messages"][2]["content"])["error"]
 
 
-CALL = lambda i: {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+def CALL(i):
+    return {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}}
 
 
 def test_validate_messages_finds_each_kind_of_problem():

@@ -5,7 +5,6 @@ import copy
 import functools
 import importlib.util
 import json
-from pathlib import Path
 
 import openai
 import pytest

@@ -3,7 +3,6 @@ packets, relevance for Chinese and English, the fill, structure, compress, the b
 invariants (budget never exceeded, mandatory sections always there, same inputs -> same bytes)."""
 import random
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings

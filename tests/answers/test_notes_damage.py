@@ -12,10 +12,7 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
-import sys
 import tempfile
-import textwrap
 from pathlib import Path
 from unittest import mock
 
@@ -24,7 +21,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from course.paths import REPO_ROOT
 from solutions.notes import (ACTIONS, HIGHEST_ID_FILE, INDEX_DIR, NOTE_TYPES, NoteFormatError,
                              NoteTool, parse_note, search_notes)
 from solutions.notes.index import DATABASE, DATABASE_FILES, NoteIndex

@@ -21,7 +21,6 @@ import functools
 import json
 import re
 from collections import Counter
-from functools import partial
 
 import pytest
 from hypothesis import HealthCheck, given, settings

@@ -148,7 +148,8 @@ def test_the_block_is_key_value_lines_sorted_naturally():
     assert "calls call_merchant Xfinity: 3/3 max, limit reached" in lines
     assert "calls web_search: 0/20 max" in lines  # an explicit limit shows before any call
     assert "todo: [ ] 1. step 1; [ ] 2. step 2; [ ] 10. step 10" in lines
-    assert [l.split(":")[0] for l in lines[1:-1]] == sorted(l.split(":")[0] for l in lines[1:-1])
+    keys = [line.split(":")[0] for line in lines[1:-1]]
+    assert keys == sorted(keys)
 
 
 def test_todo_marks_and_unsafe_names():

@@ -1,5 +1,4 @@
 """Every lab both ways: solved (solution injected) every cell passes; unsolved every check fails."""
-from pathlib import Path
 
 import pytest
 

@@ -26,7 +26,10 @@ def test_moving_a_slider_changes_the_selection():
     packets, task = widget.sample_candidates(), widget.sample_tasks()[1]
     small = widget.explorer_view(task, packets, ContextConfig(budget=400, reserve=100))
     large = widget.explorer_view(task, packets, ContextConfig(budget=5000, reserve=100))
-    count = lambda v: sum(r["status"] == "selected" for r in v["rows"])
+
+    def count(view):
+        return sum(r["status"] == "selected" for r in view["rows"])
+
     assert count(small) < count(large)
     assert any(r["status"] == "selected" and r["tokens"] > 2000 for r in large["rows"])
 

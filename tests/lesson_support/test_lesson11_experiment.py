@@ -41,9 +41,9 @@ def test_the_32k_model_refuses_a_request_over_32768_tokens(server):
 
 
 # ------------------------------------------------------------------ replaying a configuration
-def test_the_offline_replay_sends_what_the_interleaved_one_sends(run, server):
+def test_the_offline_replay_sends_what_the_interleaved_one_sends(run):
     steps, layers = run.steps[:60], CONFIGS["1-4 archive"]
-    client, model = server.client(), course.llm.MODEL_NAME
+    model = course.llm.MODEL_NAME
     with course.llm.serve() as a, course.llm.serve() as b:  # a cold cache for each
         fast = replay_config(run, "x", layers, a.client(), model, history_steps=steps)
         slow = _replay_interleaved(run, Measurement("x", layers), layers, b.client(), model,

@@ -5,7 +5,6 @@ import json
 import pytest
 
 from lesson_support import skills as ls
-from solutions.skills import SkillError
 
 
 def test_layer_rows_cover_every_skill_and_only_one_has_files():

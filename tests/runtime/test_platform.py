@@ -85,7 +85,7 @@ def fake_venv(tmp_path):
         printf 'ARG %s\\n' "$@"
         echo "JUPYTER_CONFIG_PATH=$JUPYTER_CONFIG_PATH"
         """)
-    digest = subprocess.run(f"cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1",
+    digest = subprocess.run("cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1",
                             shell=True, cwd=REPO_ROOT, capture_output=True, text=True).stdout
     (venv / ".course-requirements").write_text(digest)  # "the packages are installed"
     return venv
@@ -107,7 +107,7 @@ def test_run_sh_setup_only_sets_up(fake_venv):
 
 def test_run_sh_points_jupyter_at_the_course_settings_first(fake_venv):
     result = _run_sh("lab", env={"COURSE_VENV": str(fake_venv), "JUPYTER_CONFIG_PATH": "/elsewhere"})
-    line = next(l for l in result.stdout.splitlines() if l.startswith("JUPYTER_CONFIG_PATH="))
+    line = next(x for x in result.stdout.splitlines() if x.startswith("JUPYTER_CONFIG_PATH="))
     assert line.split("=", 1)[1] == f"{REPO_ROOT / 'jupyter-config'}:/elsewhere"
 
 
