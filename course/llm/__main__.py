@@ -15,7 +15,9 @@ def main(argv=None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=f"model names and their context windows (prompt and reply together):\n{names}\n"
                f"Any other name is served as teaching-model. A request over the window gets "
-               f"HTTP 400,\ncode context_length_exceeded, as OpenAI answers it.")
+               f"HTTP 400,\ncode context_length_exceeded, as OpenAI answers it. stream=True "
+               f"is answered with Server-Sent\nEvents of chat.completion.chunk "
+               f"(stream_options include_usage adds a last usage chunk).")
     parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (0: any free one)")
     args = parser.parse_args(argv)
     try:
