@@ -21,16 +21,27 @@ def best_time(fn, repeats: int = 5) -> float:
     return best
 
 
+def git(*args: str) -> str:
+    """git's output in the repository; LookupError without git or the objects (a shallow clone)."""
+    done = subprocess.run(["git", *args], cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True)
+    if done.returncode:
+        raise LookupError(f"git {' '.join(args)} failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+def module_at(commit: str, path: str, name: str) -> ModuleType:
+    """The one-file module at `path` (e.g. "course/llm/planning.py") as it was at `commit`,
+    imported as `name` alongside today's (its imports are today's modules)."""
+    module = ModuleType(name)
+    module.__file__ = f"{commit[:12]}:{path}"
+    exec(compile(git("show", f"{commit}:{path}"), module.__file__, "exec"), module.__dict__)
+    return module
+
+
 def package_at(commit: str, package: str, folder: Path, name: str) -> ModuleType:
     """The package at `package` (e.g. "solutions/notes") as it was at `commit`, imported as
     `name` from files written to `folder` (its own imports renamed), alongside today's.
     Raises LookupError without git or that commit (e.g. in a shallow clone)."""
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True)
-        if done.returncode:
-            raise LookupError(f"git {' '.join(args)} failed: {done.stderr.strip()}")
-        return done.stdout
-
     target = folder / name
     target.mkdir(parents=True, exist_ok=True)
     dotted = package.strip("/").replace("/", ".")

@@ -86,11 +86,14 @@ def _tool_terms(tool: dict) -> tuple[set[str], set[str]]:
     return name_terms, other
 
 
+def _fit(wanted: set[str], tool_terms: tuple[set[str], set[str]]) -> int:
+    name_terms, other = tool_terms
+    return 2 * len(wanted & name_terms) + len(wanted & other)
+
+
 def score(ask: str, tool: dict) -> int:
     """How well a tool fits an ask: 2 per shared name word, 1 per shared description word."""
-    wanted = ask_terms(ask)
-    name_terms, other = _tool_terms(tool)
-    return 2 * len(wanted & name_terms) + len(wanted & other)
+    return _fit(ask_terms(ask), _tool_terms(tool))
 
 
 def ordinary_tools(tools: list[dict]) -> list[dict]:
@@ -103,12 +106,15 @@ def plan_tool_groups(request: str, tools: list[dict]) -> list[list[str]]:
     groups: list[list[str]] = []
     if not tools:
         return groups
+    # Each tool's terms once per request, each ask's once: not once per ask and tool.
+    offered = [(_tool_terms(tool), -i, tool_name(tool)) for i, tool in enumerate(tools)]
     for step in SEQUENTIAL_SPLIT.split(request):
         group: list[str] = []
         for ask in PARALLEL_SPLIT.split(step):
             if not ask.strip():
                 continue
-            scored = [(score(ask, tool), -i, tool_name(tool)) for i, tool in enumerate(tools)]
+            wanted = ask_terms(ask)
+            scored = [(_fit(wanted, tool_terms), order, name) for tool_terms, order, name in offered]
             best = max(scored, default=(0, 0, None))
             if best[0] > 0 and best[2] not in group and not any(best[2] in g for g in groups):
                 group.append(best[2])
