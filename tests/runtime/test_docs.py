@@ -154,3 +154,35 @@ def test_sources_md_lists_the_chapters_that_cite_the_second_section():
     citing = {p.name[:2] for p in (REPO_ROOT / "notebooks").glob("*.ipynb")
               if re.search(r"21\.6\.\d", p.read_text(encoding="utf-8"))}
     assert listed == citing
+
+
+def answer_key_sections() -> dict[str, str]:
+    body = text("docs/instructors/answer_key.md")
+    parts = re.split(r"^## (\d\d) .*$", body, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2]))
+
+
+def test_the_answer_key_covers_every_chapter_self_test_and_thinking_question():
+    """Nothing else checks the instructors' answer key: a chapter added to the registry, a lab's
+    self-test question or a lesson's thinking question without its model answer fails here."""
+    import nbformat
+
+    from course.chapters import CHAPTERS
+
+    sections = answer_key_sections()
+    for chapter in CHAPTERS:
+        if chapter.number == "00":
+            continue
+        assert chapter.number in sections, f"docs/instructors/answer_key.md has no '## {chapter.number}'"
+        section = sections[chapter.number]
+        lab = next((REPO_ROOT / "labs").glob(f"{chapter.number}_*_lab.ipynb"))
+        questions = {c.metadata.get("course", {}).get("key") for c in nbformat.read(lab, as_version=4).cells}
+        asked = sorted(k for k in questions if k and re.fullmatch(r"check-self-test-q\d+", k))
+        self_test = section.split("### Self-test", 1)[1].split("###")[0] if "### Self-test" in section else ""
+        answered = re.findall(r"^(\d+)\. ", self_test, flags=re.M)
+        assert len(answered) == len(asked), f"chapter {chapter.number}: {len(asked)} self-test questions, {len(answered)} answers"
+        lesson = next((REPO_ROOT / "notebooks").glob(f"{chapter.number}_*.ipynb"))
+        thinks = [c for c in nbformat.read(lesson, as_version=4).cells if "answer" in c.metadata.get("tags", [])]
+        think_part = section.split("### Things to think about", 1)[1] if "### Things to think about" in section else ""
+        models = re.findall(r"^(\d+)\. ", think_part, flags=re.M)
+        assert len(models) == len(thinks), f"chapter {chapter.number}: {len(thinks)} thinking questions, {len(models)} model answers"
