@@ -66,7 +66,7 @@ def path_exists(path: str) -> bool:
     # a bare name (`chapters.py`, `widgets/`) is somewhere in the tree, as prose names it
     bare = path.rstrip("/")
     return (REPO_ROOT / path).exists() or ("/" not in bare and any(
-        p for p in REPO_ROOT.rglob(bare) if ".venv" not in p.parts))
+        p for p in REPO_ROOT.rglob(bare) if not any(part.startswith(".venv") for part in p.parts)))
 
 
 def dotted_exists(name: str) -> bool:
