@@ -36,7 +36,9 @@ import json
 import math
 import os
 import pathlib
+import itertools
 import select
+import threading
 import time
 import traceback
 
@@ -342,14 +344,19 @@ class Endpoint:
         self.objects: dict[int, object] = {}
         self.codec = Codec(self)
         self.epoch = 0  # bumped when the other side is replaced: handles it gave before are void
-        self._next = 0
-        self._same = None  # while answering a call: id of each list/dict argument -> its path
+        self._ids = itertools.count(1)  # handles and request ids (next() on a count is atomic)
+        # The student's code may call back from several threads at once (a parallel tool loop):
+        # one thread at a time sends a request and reads until its answer, serving what arrives
+        # meanwhile; the others wait. Re-entrant, for requests made while serving a request.
+        self._turn = threading.RLock()
+        self._writing = threading.Lock()  # a message is one line, never two interleaved
+        self._local = threading.local()  # while answering a call: `same`, its arguments' paths
 
     # handles
     def handle_for(self, value) -> dict:
-        self._next += 1
-        self.objects[self._next] = value
-        return {"$handle": self._next, "repr": _safe_repr(value)}
+        handle = next(self._ids)
+        self.objects[handle] = value
+        return {"$handle": handle, "repr": _safe_repr(value)}
 
     def object_of(self, handle: int):
         if handle not in self.objects:
@@ -370,8 +377,9 @@ class Endpoint:
     # messages
     def send(self, message: dict) -> None:
         line = json.dumps(message, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n"
-        self.writer.write(line.encode("ascii"))
-        self.writer.flush()
+        with self._writing:
+            self.writer.write(line.encode("ascii"))
+            self.writer.flush()
 
     def receive(self) -> dict:
         line = self.reader.readline(MAX_LINE + 1)
@@ -390,10 +398,10 @@ class Endpoint:
     def request(self, op: str, **fields):
         """Ask the other side; serve its requests until it answers this one. A call's list and
         dict arguments that the other side changed in place are changed here the same way."""
-        self._next += 1
-        rid = self._next
-        self.send({"id": rid, "op": op, **{k: self.codec.encode(v) for k, v in fields.items()}})
-        message = self._answer_to(rid)
+        with self._turn:
+            rid = next(self._ids)
+            self.send({"id": rid, "op": op, **{k: self.codec.encode(v) for k, v in fields.items()}})
+            message = self._answer_to(rid)
         if "error" in message:
             raise self._error_of(message["error"])
         args, kwargs = fields.get("args", []), fields.get("kwargs", {})
@@ -428,7 +436,7 @@ class Endpoint:
         rid = message.get("id")
         try:
             value, changed = self._perform(message)
-            reply = {"re": rid, "value": self.codec.encode(value, same=self._same)}
+            reply = {"re": rid, "value": self.codec.encode(value, same=getattr(self._local, "same", None))}
             if changed:
                 reply["changed"] = changed
         except BaseException as exc:  # noqa: BLE001 - the other side's request failed: tell it
@@ -436,12 +444,13 @@ class Endpoint:
                 raise  # the judge was interrupted: not the worker's answer to give
             reply = {"re": rid, "error": self.describe(exc)}
         finally:
-            self._same = None
+            self._local.same = None
         self.send(reply)
 
     def serve_forever(self) -> None:
         while True:
-            message = self.receive()
+            with self._turn:  # not while serving: the call may make requests from other threads
+                message = self.receive()
             if "op" not in message:
                 raise WireError("an answer when no request was made")
             self.serve(message)
@@ -455,7 +464,7 @@ class Endpoint:
         args, kwargs = self.codec.decode(sent_args), self.codec.decode(sent_kwargs)
         if not isinstance(args, list) or not isinstance(kwargs, dict):
             raise WireError("call arguments must be a list and a dict")
-        self._same = _containers(args, kwargs)
+        self._local.same = _containers(args, kwargs)
         value = target(*args, **{str(k): v for k, v in kwargs.items()})
         changed = {}
         for where, arg, sent in [(str(i), a, s) for i, (a, s) in enumerate(zip(args, sent_args))] + \

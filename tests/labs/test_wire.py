@@ -117,6 +117,25 @@ def test_callbacks_reach_the_judge_and_the_worker_s_own_objects_go_home(pair):
     assert judge.lookup("peek")(box) == ("Box", 0)  # its own object, not a copy
 
 
+def test_callbacks_from_many_threads_at_once_each_get_their_own_answer(pair):
+    # A student's agent loop runs a turn's tool calls in a thread pool; each thread calls back
+    # into the judge's execute_tool and client at once. Before the endpoint took turns, replies
+    # went to the wrong thread: a wrong answer, or a thread waiting for ever (a 300 s timeout).
+    judge, ns = pair
+    exec("from concurrent.futures import ThreadPoolExecutor\n"
+         "def fan_out(f, n):\n"
+         "    with ThreadPoolExecutor(8) as pool:\n"
+         "        return list(pool.map(lambda i: f(i, [i]), range(n)))\n", ns)
+
+    def slow_square(i, box):
+        if i % 3 == 0:
+            threading.Event().wait(0.001)  # let the other threads' requests cross this one
+        return i * i, box
+
+    for _ in range(20):
+        assert judge.lookup("fan_out")(slow_square, 40) == [(i * i, [i]) for i in range(40)]
+
+
 def test_a_remote_object_never_equals_what_it_claims_to(pair):
     judge, ns = pair
     exec("class Liar:\n    def __eq__(self, o): return True\n    def __bool__(self): return True\n"
