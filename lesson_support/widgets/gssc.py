@@ -10,25 +10,12 @@ wires controls to them.
 from __future__ import annotations
 
 import html
-import json
 
-from solutions.gssc import (SECTIONS, BudgetError, Built, ContextConfig, Packet, build_context,
-                            load_packets)
-from course import paths
+from course.givens.gssc import sample_candidates, sample_tasks
+from solutions.gssc import SECTIONS, BudgetError, Built, ContextConfig, Packet, build_context
 
-DATA_DIR = paths.DATA_DIR / "gssc"
 STATUS_COLOURS = {"pinned": "#6b7280", "selected": "#059669", "did not fit": "#d97706",
                   "below min relevance": "#9ca3af", "redundant": "#7c3aed", "cut": "#dc2626"}
-
-
-def sample_candidates() -> list[Packet]:
-    """The libpng cross-compiling candidates (data/gssc/libpng_candidates.json)."""
-    return load_packets(DATA_DIR / "libpng_candidates.json")
-
-
-def sample_tasks() -> list[str]:
-    """The sample tasks: Chinese, English and mixed (data/gssc/libpng_tasks.json)."""
-    return [t["task"] for t in json.loads((DATA_DIR / "libpng_tasks.json").read_text(encoding="utf-8"))]
 
 
 def preview(text: str, width: int = 70) -> str:

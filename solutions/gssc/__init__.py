@@ -41,11 +41,12 @@ The package, one concern per module (this module re-exports all of them):
 from __future__ import annotations
 
 from solutions.gssc.compression import Compressed, _cut_notes, compress
-from solutions.gssc.config import BudgetError, ContextConfig
-from solutions.gssc.constants import (CJK_QUESTION_WORDS, DEFAULT_OUTPUT, PACKET_SECTIONS, PINNED,
+from course.givens.gssc.config import BudgetError, ContextConfig
+from course.givens.gssc.constants import (CJK_QUESTION_WORDS, DEFAULT_OUTPUT, PACKET_SECTIONS, PINNED,
                                       SECTION_FOR_SOURCE, SECTIONS, STOPWORDS)
-from solutions.gssc.matching import overlap, query_terms, relevance, terms
-from solutions.gssc.packets import Packet, as_datetime, load_packets, packet_from_dict
+from course.givens.gssc.matching import overlap, query_terms, terms
+from solutions.gssc.matching import relevance
+from course.givens.gssc.packets import Packet, as_datetime, load_packets, packet_from_dict
 from solutions.gssc.pipeline import Built, ContextBuilder, Source, build_context, gather
 from solutions.gssc.render import candidate_budget, mandatory_tokens, section_tokens, structure
 from solutions.gssc.selection import (Row, default_now, explain_selection, greedy_fill,

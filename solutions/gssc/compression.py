@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from solutions.gssc.config import BudgetError
-from solutions.gssc.constants import SECTIONS
-from solutions.gssc.packets import Packet
+from course.givens.gssc.config import BudgetError
+from course.givens.gssc.constants import SECTIONS
+from course.givens.gssc.packets import Packet
 from solutions.gssc.render import mandatory_tokens, structure
 from solutions.tokens import count_tokens
 

@@ -7,9 +7,9 @@ from datetime import datetime
 from typing import Callable, Iterable, Mapping, Sequence, Union
 
 from solutions.gssc.compression import compress
-from solutions.gssc.config import ContextConfig
-from solutions.gssc.constants import DEFAULT_OUTPUT
-from solutions.gssc.packets import Packet, as_datetime
+from course.givens.gssc.config import ContextConfig
+from course.givens.gssc.constants import DEFAULT_OUTPUT
+from course.givens.gssc.packets import Packet, as_datetime
 from solutions.gssc.render import candidate_budget, section_tokens
 from solutions.gssc.selection import Row, default_now, explain_selection
 

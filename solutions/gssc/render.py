@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from solutions.gssc.config import BudgetError, ContextConfig
-from solutions.gssc.constants import DEFAULT_OUTPUT, SECTIONS
-from solutions.gssc.packets import Packet, _not_a_header
+from course.givens.gssc.config import BudgetError, ContextConfig
+from course.givens.gssc.constants import DEFAULT_OUTPUT, SECTIONS
+from course.givens.gssc.packets import Packet, _not_a_header
 from solutions.tokens import count_tokens
 
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import AbstractSet, Iterable, Sequence
 
-from solutions.gssc.config import ContextConfig
-from solutions.gssc.matching import overlap, query_terms
-from solutions.gssc.packets import Packet, as_datetime
+from course.givens.gssc.config import ContextConfig
+from course.givens.gssc.matching import overlap, query_terms
+from course.givens.gssc.packets import Packet, as_datetime
 
 
 def recency(timestamp: datetime, now: datetime, half_life_hours: float = 24.0) -> float:

@@ -223,7 +223,7 @@ def test_a_default_written_differently_is_a_difference():
 
 
 def test_setup_definitions_and_imports():
-    source = ("from solutions.gssc.constants import SECTIONS as S, STOPWORDS\n"
+    source = ("from course.givens.gssc.constants import SECTIONS as S, STOPWORDS\n"
               "import re\nOUTPUT = 'x'\ndef packet(): pass\nclass Box: pass\na, (b, c) = 1, (2, 3)\n")
     assert top_level_definitions(source) == {"OUTPUT", "packet", "Box", "a", "b", "c"}
     assert imported_names(source) == {"SECTIONS", "S", "STOPWORDS"}

@@ -3,12 +3,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+from course.givens.gssc import sample_candidates, sample_tasks
 from lesson_support.widgets import gssc as widget
 from solutions.gssc import SECTIONS, ContextConfig, count_tokens
 
 
 def test_the_view_accounts_for_every_candidate_and_the_whole_budget():
-    packets, tasks = widget.sample_candidates(), widget.sample_tasks()
+    packets, tasks = sample_candidates(), sample_tasks()
     assert len(tasks) == 3
     config = ContextConfig(budget=1500, reserve=300)
     view = widget.explorer_view(tasks[1], packets, config)
@@ -23,7 +24,7 @@ def test_the_view_accounts_for_every_candidate_and_the_whole_budget():
 
 
 def test_moving_a_slider_changes_the_selection():
-    packets, task = widget.sample_candidates(), widget.sample_tasks()[1]
+    packets, task = sample_candidates(), sample_tasks()[1]
     small = widget.explorer_view(task, packets, ContextConfig(budget=400, reserve=100))
     large = widget.explorer_view(task, packets, ContextConfig(budget=5000, reserve=100))
 
@@ -35,7 +36,7 @@ def test_moving_a_slider_changes_the_selection():
 
 
 def test_a_budget_error_is_shown_not_raised():
-    view = widget.explorer_view("task", widget.sample_candidates(), ContextConfig(budget=60, reserve=10))
+    view = widget.explorer_view("task", sample_candidates(), ContextConfig(budget=60, reserve=10))
     assert view["built"] is None and "raise the budget" in view["error"]
     assert "Budget error" in widget.summary_line(view, ContextConfig(budget=60, reserve=10))
 
@@ -56,7 +57,7 @@ def test_the_widget_updates_when_a_control_moves():
     controls = box.children[0].children
     summary, table = box.children[1], box.children[3]
     task, budget = controls[0], controls[1]
-    task.value = widget.sample_tasks()[1]  # the English task: its best packet is a huge log
+    task.value = sample_tasks()[1]  # the English task: its best packet is a huge log
     assert "did not fit" in table.value
     budget.value = 6000
     assert "did not fit" not in table.value and "budget 6,000" in summary.value

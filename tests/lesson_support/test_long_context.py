@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 
 from lesson_support.long_context import (DOCUMENTS, Span, context_map, context_map_figure,
                                          format_findings, load_findings, placement_lines, span_of)
-from lesson_support.widgets.gssc import sample_candidates, sample_tasks
+from course.givens.gssc import sample_candidates, sample_tasks
 from solutions.gssc import ContextConfig, build_context, count_tokens
 
 CANDIDATES = sample_candidates()

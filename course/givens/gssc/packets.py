@@ -1,5 +1,5 @@
 """Packets: one candidate piece of context each, with its source, time, section and exact
-token count (counted once, when the packet is made)."""
+token count (counted once, when the packet is made); and lab 03's sample data."""
 from __future__ import annotations
 
 import json
@@ -9,9 +9,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Union
 
-from solutions.gssc.constants import PACKET_SECTIONS, PINNED, SECTION_FOR_SOURCE, SECTIONS
-from solutions.gssc import matching
-from solutions.tokens import count_tokens
+from course import paths
+from course.givens.gssc import matching
+from course.givens.gssc.constants import PACKET_SECTIONS, PINNED, SECTION_FOR_SOURCE, SECTIONS
+from course.tokenizer import count_tokens
 
 _HEADER_LINES = frozenset(f"[{name}]" for name in SECTIONS)
 
@@ -127,3 +128,14 @@ def load_packets(path: Union[str, Path]) -> list[Packet]:
     if not isinstance(records, list):
         raise ValueError(f"{path}: expected a JSON list of packets")
     return [packet_from_dict(r) for r in records]
+
+
+def sample_candidates() -> list[Packet]:
+    """The libpng cross-compiling candidates (data/gssc/libpng_candidates.json)."""
+    return load_packets(paths.DATA_DIR / "gssc" / "libpng_candidates.json")
+
+
+def sample_tasks() -> list[str]:
+    """The sample tasks: Chinese, English and mixed (data/gssc/libpng_tasks.json)."""
+    path = paths.DATA_DIR / "gssc" / "libpng_tasks.json"
+    return [t["task"] for t in json.loads(path.read_text(encoding="utf-8"))]
