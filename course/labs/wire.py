@@ -345,10 +345,15 @@ class Endpoint:
         self.codec = Codec(self)
         self.epoch = 0  # bumped when the other side is replaced: handles it gave before are void
         self._ids = itertools.count(1)  # handles and request ids (next() on a count is atomic)
-        # The student's code may call back from several threads at once (a parallel tool loop):
-        # one thread at a time sends a request and reads until its answer, serving what arrives
-        # meanwhile; the others wait. Re-entrant, for requests made while serving a request.
-        self._turn = threading.RLock()
+        # Several threads may make requests at once (a student's parallel tool loop calling back
+        # into the judge, a judge's loop calling the student's functions): one thread at a time
+        # reads; an answer goes to the thread whose request it answers, a request is served by
+        # the thread that read it, which lets another thread read meanwhile (the call it serves
+        # may wait for threads that need answers of their own).
+        self._mail = threading.Condition()
+        self._waiting: set[int] = set()  # requests sent and not yet answered
+        self._answers: dict[int, dict] = {}  # answers read by one thread for another
+        self._reading = False
         self._writing = threading.Lock()  # a message is one line, never two interleaved
         self._local = threading.local()  # while answering a call: `same`, its arguments' paths
 
@@ -398,10 +403,11 @@ class Endpoint:
     def request(self, op: str, **fields):
         """Ask the other side; serve its requests until it answers this one. A call's list and
         dict arguments that the other side changed in place are changed here the same way."""
-        with self._turn:
-            rid = next(self._ids)
-            self.send({"id": rid, "op": op, **{k: self.codec.encode(v) for k, v in fields.items()}})
-            message = self._answer_to(rid)
+        rid = next(self._ids)
+        with self._mail:
+            self._waiting.add(rid)
+        self.send({"id": rid, "op": op, **{k: self.codec.encode(v) for k, v in fields.items()}})
+        message = self._answer_to(rid)
         if "error" in message:
             raise self._error_of(message["error"])
         args, kwargs = fields.get("args", []), fields.get("kwargs", {})
@@ -409,15 +415,30 @@ class Endpoint:
             self._write_back(message["changed"], args, kwargs)
         return self.codec.decode(message.get("value"), originals=(args, kwargs) if op == "call" else None)
 
-    def _answer_to(self, rid: int) -> dict:
+    def _answer_to(self, rid: int | None) -> dict:
+        """Read, route and serve until the answer to `rid` arrives (None: until the connection
+        ends, as the worker's main loop does)."""
         while True:
-            message = self.receive()
+            with self._mail:
+                while rid not in self._answers and self._reading:
+                    self._mail.wait()
+                if rid in self._answers:
+                    return self._answers.pop(rid)
+                self._reading = True
+            message = None
+            try:
+                message = self.receive()
+                if "op" not in message and message.get("re") not in self._waiting:
+                    raise WireError(f"an answer to request {message.get('re')!r}, which was not made")
+            finally:
+                with self._mail:
+                    self._reading = False
+                    if message is not None and "op" not in message and message.get("re") in self._waiting:
+                        self._waiting.discard(message["re"])
+                        self._answers[message["re"]] = message
+                    self._mail.notify_all()
             if "op" in message:
                 self.serve(message)
-                continue
-            if message.get("re") != rid:
-                raise WireError(f"an answer to request {message.get('re')!r} while waiting for {rid}")
-            return message
 
     def _write_back(self, changed: dict, args: list, kwargs: dict) -> None:
         for where, data in changed.items():
@@ -448,12 +469,7 @@ class Endpoint:
         self.send(reply)
 
     def serve_forever(self) -> None:
-        while True:
-            with self._turn:  # not while serving: the call may make requests from other threads
-                message = self.receive()
-            if "op" not in message:
-                raise WireError("an answer when no request was made")
-            self.serve(message)
+        self._answer_to(None)
 
     def _perform(self, message: dict) -> tuple[object, dict]:
         """(the value, the call's list and dict arguments it changed, encoded by position or "=name")."""

@@ -136,6 +136,25 @@ def test_callbacks_from_many_threads_at_once_each_get_their_own_answer(pair):
         assert judge.lookup("fan_out")(slow_square, 40) == [(i * i, [i]) for i in range(40)]
 
 
+def test_a_callback_may_fan_out_to_threads_that_call_the_other_side(pair):
+    # Lab 10: the judge calls the student's run_attack_table, which calls back into the judge's
+    # agent loop, whose thread pool calls the student's guard: the thread that serves the
+    # callback waits for threads that need answers of their own (a lock held by it deadlocked).
+    judge, ns = pair
+    exec("def square(x):\n    return x * x\n"
+         "def call_back(f):\n    return f()\n", ns)
+    square = judge.lookup("square")
+
+    def fan():
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(4) as pool:
+            return list(pool.map(square, range(30)))
+
+    for _ in range(10):
+        assert judge.lookup("call_back")(fan) == [x * x for x in range(30)]
+
+
 def test_a_remote_object_never_equals_what_it_claims_to(pair):
     judge, ns = pair
     exec("class Liar:\n    def __eq__(self, o): return True\n    def __bool__(self): return True\n"
