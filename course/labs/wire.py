@@ -12,6 +12,7 @@ Values travel as plain data:
 
     None, bool, int, str, finite float, list, dict with str keys    as themselves
     tuple, set, frozenset, bytes, non-finite float, other dicts      tagged: {"$tuple": [...]}, ...
+    a dict subclass of a trusted module (a marked message)          {"$dict": ..., "class": ...}
     datetime, date, timedelta, timezone, pathlib paths               tagged, rebuilt exactly
     dataclasses, named tuples, enums and exceptions of a trusted     {"$obj": "module:Name", ...},
     module (course.*, openai.types.*, the standard library's)        rebuilt by the receiver's class
@@ -214,6 +215,9 @@ class Codec:
             return [e(v) for v in list.__iter__(value)]
         if isinstance(value, dict):  # OrderedDict, defaultdict, Counter: compared as dicts anyway
             items = list(dict.items(value))
+            if t is not dict and trusted_class(_qualified(t)) is t:  # a marked dict (a placed
+                attrs = {k: e(v) for k, v in vars(value).items() if not k.startswith("_")}  # bar)
+                return {"$dict": [[e(k), e(v)] for k, v in items], "class": _qualified(t), "attrs": attrs}
             if all(type(k) is str and not k.startswith("$") for k, _ in items):
                 return {k: e(v) for k, v in items}
             return {"$dict": [[e(k), e(v)] for k, v in items]}
@@ -276,7 +280,19 @@ class Codec:
 
     def _tagged(self, tag, body, data, d):
         if tag == "$dict":
-            return {d(k): d(v) for k, v in body}
+            pairs = [(d(k), d(v)) for k, v in body]
+            if "class" not in data:
+                return dict(pairs)
+            cls = trusted_class(data["class"])  # a trusted dict subclass, built without its code
+            if cls is None or not issubclass(cls, dict) or cls.__new__ is not dict.__new__:
+                raise WireError(f"not a trusted dict class: {data['class']!r}")
+            value = cls.__new__(cls)
+            dict.update(value, pairs)
+            for name, attr in dict(data.get("attrs") or {}).items():
+                if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
+                    raise WireError(f"not a public attribute name: {name!r}")
+                object.__setattr__(value, name, d(attr))
+            return value
         if tag == "$tuple":
             return tuple(d(v) for v in body)
         if tag == "$set":

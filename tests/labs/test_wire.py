@@ -199,11 +199,27 @@ class _Untrusted:  # defined in a test module: not a class the judge rebuilds
     {"$obj": "tests.labs.test_wire:_Untrusted", "fields": {"x": 1}},
     {"$ref": 999}, {"$same": [0]}, {"$float": "1e999999"}, {"$timedelta": ["a", 0, 0]},
     {"$nothing": 1},
+    {"$dict": [], "class": "collections:OrderedDict"},  # not a trusted module
+    {"$dict": [], "class": "solutions.status_bar.place:_text"},  # not a class
+    {"$dict": [], "class": "course.labs.wire:Codec"},  # not a dict
+    {"$dict": [], "class": "solutions.status_bar:StatusMessage", "attrs": {"__class__": 1}},
 ])
 def test_the_judge_refuses_to_build_what_it_does_not_trust(message):
     codec = Codec(Endpoint(None, None))
     with pytest.raises(WireError):
         codec.decode(message)
+
+
+def test_a_marked_dict_of_a_trusted_module_keeps_its_class_and_attributes():
+    # Lab 08: a status bar the student's place_status placed is a StatusMessage (a dict whose
+    # type is the mark); as a plain dict the judge could not tell it from a look-alike.
+    from solutions.status_bar import StatusMessage
+
+    codec = Codec(Endpoint(None, None))
+    bar = StatusMessage("<agent_status>\nstep: 3\n</agent_status>")
+    back = codec.decode(json.loads(json.dumps(codec.encode([bar, dict(bar)]))))
+    assert type(back[0]) is StatusMessage and back[0] == bar and back[0].block == bar.block
+    assert type(back[1]) is dict
 
 
 def test_too_deep_a_value_is_refused_both_ways():
