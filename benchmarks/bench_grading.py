@@ -5,9 +5,10 @@ asserts nothing.
 
 Builds a class of `--students` copies of one released lab, half of them solved with the
 reference solution (every check runs to its end) and half half-solved (some checks fail), then
-grades it with `course.grade` at each `--jobs`, with each engine (nbval, the default, and the
-kernel driven directly), and prints runs per minute and the speed-up over one job. Each graded notebook is a fresh kernel, so the figures include kernel start-up; on a
-busy machine compare the ratio, not the absolute numbers.
+grades it with `course.grade` at each `--jobs` and prints runs per minute and the speed-up over
+one job, as a share of the ceiling two CPU-bound processes reach here. Each graded notebook is a
+fresh kernel and worker, so the figures include their start-up; on a busy machine compare the
+ratios, not the absolute numbers.
 """
 from __future__ import annotations
 
@@ -90,12 +91,12 @@ def build_class(lab_id: str, students: int, folder: Path) -> None:
         nbformat.write(nb, folder / f"student{n:03d}.ipynb")
 
 
-def grade_once(folder: Path, jobs: int, timeout: float, engine: str, unconfined: bool = False) -> float:
-    out = folder.parent / f"out-{engine}-{jobs}-{'u' if unconfined else 'c'}"
+def grade_once(folder: Path, jobs: int, timeout: float, unconfined: bool = False) -> float:
+    out = folder.parent / f"out-{jobs}-{'u' if unconfined else 'c'}"
     started = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()):
-        course.grade.main([str(folder), "--jobs", str(jobs), "--timeout", str(timeout), "--output", str(out),
-                           "--engine", engine] + (["--unconfined"] if unconfined else []))
+        course.grade.main([str(folder), "--jobs", str(jobs), "--timeout", str(timeout), "--output", str(out)]
+                          + (["--unconfined"] if unconfined else []))
     return time.perf_counter() - started
 
 
@@ -105,7 +106,6 @@ def main() -> None:
     parser.add_argument("--lab", default="01_agent_loop_lab")
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--timeout", type=float, default=60)
-    parser.add_argument("--engine", choices=("nbval", "kernel"), nargs="+", default=["nbval"])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "submissions"
@@ -115,29 +115,26 @@ def main() -> None:
         print(f"ceiling: two CPU-bound processes side by side vs one after another: {top:.2f}x")
         print(f"{args.students} notebooks of {args.lab}, one fresh kernel each "
               f"({course.grade.default_jobs()} cores here)")
-        print(f"{'engine':>7} {'jobs':>4} {'seconds':>8} {'s/run':>6} {'runs/min':>9} {'speed-up':>9} "
-              f"{'of ceiling':>10}")
-        one_job = {}
-        for engine in args.engine:
-            first = None
-            for jobs in args.jobs:
-                seconds = grade_once(folder, jobs, args.timeout, engine)
-                first = first or seconds
-                one_job.setdefault(engine, seconds)
-                print(f"{engine:>7} {jobs:>4} {seconds:8.1f} {seconds / args.students:6.2f} "
-                      f"{args.students / seconds * 60:9.1f} {first / seconds:8.2f}x "
-                      f"{first / seconds / top:9.0%}", flush=True)
+        print(f"{'jobs':>4} {'seconds':>8} {'s/run':>6} {'runs/min':>9} {'speed-up':>9} {'of ceiling':>10}")
+        first = None
+        one_job = None
+        for jobs in args.jobs:
+            seconds = grade_once(folder, jobs, args.timeout)
+            first = first or seconds
+            one_job = seconds if jobs == 1 else one_job
+            print(f"{jobs:>4} {seconds:8.1f} {seconds / args.students:6.2f} "
+                  f"{args.students / seconds * 60:9.1f} {first / seconds:8.2f}x "
+                  f"{first / seconds / top:9.0%}", flush=True)
         # the per-notebook cost and its parts, one job, confined vs --unconfined
         floor = kernel_floor()
         scratch = Path(tmp) / "scratch"
         scratch.mkdir()
         starts = {True: worker_start(True, scratch), False: worker_start(False, scratch)}
-        engine = args.engine[0]
-        totals = {True: one_job.get(engine) if 1 in args.jobs else None, False: None}
+        totals = {True: one_job, False: None}
         for confined in (True, False):
             if totals[confined] is None:
-                totals[confined] = grade_once(folder, 1, args.timeout, engine, unconfined=not confined)
-        print(f"per notebook ({engine}, 1 job), seconds:")
+                totals[confined] = grade_once(folder, 1, args.timeout, unconfined=not confined)
+        print("per notebook (1 job), seconds:")
         print(f"{'':>11} {'kernel':>7} {'worker':>7} {'checks':>7} {'total':>7}")
         for confined in (True, False):
             total = totals[confined] / args.students

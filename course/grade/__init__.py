@@ -9,10 +9,10 @@ check scores its points or nothing. A lab whose exercises are all untouched stub
 attempted" (scored 0 without running it). A broken submission is reported with its reason and
 never stops the others.
 
-The engine is nbval: each notebook becomes a graded copy of its lab's answer key (the release
-with `✓ check-key` stored under each check, the student's exercise cells put in), run by pytest
-and strict nbval with the course's plugin; each check's result comes from the JUnit XML report.
-`--engine kernel` drives one kernel per notebook directly instead, with the same judge.
+There is one grading path, nbval: each notebook becomes a graded copy of its lab's answer key
+(the release with `✓ check-key` stored under each check, the student's exercise cells put in),
+run by pytest and strict nbval with the course's plugin; each check's result comes from the
+JUnit XML report.
 
 A student's copy of a lesson (`01_agent_loop.ipynb`, by the released lesson's file name) is
 not graded: the text of its `answer` cells, the student's answers to "Things to think about",
@@ -32,15 +32,13 @@ gradebook.json (everything, for `merge`) and graded-notebooks/ (the graded copie
 """
 # That docstring is the command's --help (course/grade/cli.py). Where each part lives:
 #   submissions.py    Submission; finding the class and matching each notebook to its lab
-#   kernel_engine.py  --engine kernel: one kernel per notebook, in worker processes
-#   nbval_engine.py   --engine nbval (default): graded copies under pytest + strict nbval
+#   nbval_engine.py   the one grading path: graded copies under pytest + strict nbval
 #   gradebook.py      gradebook.csv, gradebook.md and gradebook.json
 #   shards.py         --shard K/N and merge
 #   cli.py            main and main_merge; __main__.py runs main
 from course.grade.cli import DEFAULT_LABS, DEFAULT_LESSONS, default_jobs, main, main_merge
 from course.grade.gradebook import (CSV_FIELDS, FORMAT, lab_info, markdown, reflection_rows,
                                     reflections_markdown, write_gradebook)
-from course.grade.kernel_engine import grade_all, grade_notebook, worker_context
 from course.grade.nbval_engine import (GRADED_DIR, grade_all_nbval, nbval_command, nbval_environment,
                                        prepare_graded_dir, read_junit, record_nbval, run_nbval)
 from course.grade.shards import merge, parse_shard, shard_of
@@ -59,8 +57,6 @@ __all__ = [
     # submissions.py
     "GRADED_MARK", "OUTPUT_FILES", "Submission", "collect", "collect_reflections",
     "is_output_folder", "match_all", "pick_one", "row",
-    # kernel_engine.py
-    "grade_all", "grade_notebook", "worker_context",
     # nbval_engine.py
     "GRADED_DIR", "grade_all_nbval", "nbval_command", "nbval_environment", "prepare_graded_dir",
     "read_junit", "record_nbval", "run_nbval",

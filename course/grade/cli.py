@@ -9,7 +9,6 @@ from pathlib import Path
 
 from course import reflections
 from course.grade.gradebook import lab_info, write_gradebook
-from course.grade.kernel_engine import grade_all
 from course.grade.nbval_engine import grade_all_nbval
 from course.grade.shards import merge, parse_shard, shard_of
 from course.grade.submissions import collect, match_all
@@ -48,16 +47,15 @@ def main(argv=None) -> int:
                         help="grade only the K-th of N parts of the class (needs --output)")
     parser.add_argument("--output", "--out", dest="output", type=Path,
                         help="where to write the gradebook (default: the submissions folder)")
-    parser.add_argument("--engine", choices=("nbval", "kernel"), default="nbval",
-                        help="nbval (default): each graded copy runs under pytest + strict nbval "
-                             "against the lab's answer key, and is kept in OUTPUT/graded-notebooks; "
-                             "kernel: the same judging, one kernel driven directly (faster), for "
-                             "labs not yet graded in the confined worker")
+    parser.add_argument("--engine", help=argparse.SUPPRESS)  # gone: said so below, not "unknown"
     parser.add_argument("--unconfined", action="store_true",
                         help="run the submissions' code without the sandbox, with your own rights "
                              "(only where bubblewrap cannot work; the gradebook says so)")
     args = parser.parse_args(argv)
 
+    if args.engine not in (None, "nbval"):
+        parser.error(f"--engine {args.engine} is gone: grading has one path, each graded copy run "
+                     f"by pytest and strict nbval against the lab's answer key (leave --engine out)")
     if not args.submissions.is_dir():
         parser.error(f"{args.submissions} is not a folder")
     if args.shard and not args.output:
@@ -87,15 +85,7 @@ def main(argv=None) -> int:
     in_worker = [s for s in subs if s.lab and not s.problem and labs[s.lab].in_worker]
     if confined and in_worker and confinement.problem():
         parser.error(confinement.problem())
-    if args.engine == "nbval":
-        grade_all_nbval(subs, args.submissions, labs, args.timeout, args.jobs, out, confined=confined)
-    else:  # a lab graded in the worker has one path, nbval's, whatever the engine
-        grade_all_nbval(in_worker, args.submissions, labs, args.timeout, args.jobs, out, confined=confined)
-        where = [i for i, s in enumerate(subs) if s not in in_worker]
-        others = [subs[i] for i in where]
-        grade_all(others, args.submissions, labs, args.timeout, args.jobs)  # replaces its items
-        for i, graded_sub in zip(where, others):
-            subs[i] = graded_sub
+    grade_all_nbval(subs, args.submissions, labs, args.timeout, args.jobs, out, confined=confined)
     paths = write_gradebook(subs, lab_info(labs, subs), out, shard)
     print(f"\nWrote {', '.join(str(p) for p in paths)}")
     return 0

@@ -4,9 +4,8 @@ Each student of this class writes a wrong `add` (it returns -1) and then tries t
 verdicts from their exercise cell: rebinding `check`, patching `course.checks`, printing and
 displaying fake verdicts, patching IPython's display, hiding the error, writing the exact
 verdict nbval expects to the cell's own output while hiding the error, blanking the check
-cells before they run, and stealing the check's receipt from the call stack. Graded by either
-engine (nbval against the answer key, or the kernel driven directly), every one of them scores
-nothing; an honest student with the right `add` scores its two checks. (In their own notebook
+cells before they run, and stealing the check's receipt from the call stack. Graded (nbval
+against the answer key), every one of them scores nothing; an honest student with the right `add` scores its two checks. (In their own notebook
 the forgers fool only themselves: the grader never reads the verdicts a student sees.)
 """
 from __future__ import annotations
@@ -76,16 +75,15 @@ FORGERS = {
 HONEST = "def add(a, b):\n    return a + b\n"
 
 
-@pytest.fixture(scope="module", params=["nbval", "kernel"])
-def forged_class(request, tiny, tmp_path_factory):
+@pytest.fixture(scope="module")
+def forged_class(tiny, tmp_path_factory):
     subs = tmp_path_factory.mktemp("forgers")
     import nbformat
 
     for name, source in FORGERS.items():
         nbformat.write(tiny.submission({"add": source}), subs / f"{name}.ipynb")
     nbformat.write(tiny.submission({"add": HONEST}), subs / "honest.ipynb")
-    assert course.grade.main([str(subs), "--labs", str(tiny.labs_dir), "--timeout", "30", "--jobs", "2",
-                              "--engine", request.param]) == 0
+    assert course.grade.main([str(subs), "--labs", str(tiny.labs_dir), "--timeout", "30", "--jobs", "2"]) == 0
     rows = list(csv.DictReader((subs / "gradebook.csv").open(encoding="utf-8")))
     return rows, (subs / "gradebook.md").read_text(encoding="utf-8")
 

@@ -152,12 +152,12 @@ def test_no_kernel_warnings_in_the_output(gradebook):
     assert not [w for w in KERNEL_WARNINGS if w in done.stdout + done.stderr], done.stderr
 
 
-def test_both_engines_give_the_played_class_the_same_gradebook(gradebook, tmp_path):
-    done, _, _, out, subs = gradebook
-    kernel = grade(subs, "--timeout", "10", "--output", tmp_path, "--engine", "kernel")
-    for name in ("gradebook.csv", "gradebook.md"):
-        assert (tmp_path / name).read_text(encoding="utf-8") == (out / name).read_text(encoding="utf-8"), name
-    assert not [w for w in KERNEL_WARNINGS if w in kernel.stdout + kernel.stderr], kernel.stderr
+def test_the_removed_kernel_engine_is_a_clear_error_that_grades_nothing(tmp_path):
+    (tmp_path / "subs").mkdir()
+    done = subprocess.run([sys.executable, "-m", "course.grade", str(tmp_path / "subs"), "--engine", "kernel",
+                           "--output", str(tmp_path / "out")], capture_output=True, text=True)
+    assert done.returncode == 2 and "--engine kernel is gone: grading has one path" in done.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_an_instructor_can_run_nbval_by_hand_on_a_graded_copy(gradebook, tmp_path):
@@ -273,9 +273,7 @@ def gradebook_files(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def tiny_runs(tiny, tmp_path_factory):
-    """The tiny class graded one notebook at a time, two at a time, and in two shards, merged
-    (the shards through the kernel engine: merging is the same whatever graded them, and it is
-    the faster one)."""
+    """The tiny class graded one notebook at a time, two at a time, and in two shards, merged."""
     base = tmp_path_factory.mktemp("tiny_class")
     subs = tiny_class(tiny, base / "submissions")
     runs = {}
@@ -286,7 +284,7 @@ def tiny_runs(tiny, tmp_path_factory):
     for k in (1, 2):
         shard = base / f"shard{k}"
         grade_here(subs, "--labs", tiny.labs_dir, "--timeout", "30", "--shard", f"{k}/2", "--output", shard,
-                   "--engine", "kernel", "--jobs", "1")
+                   "--jobs", "1")
         shards.append(shard)
     merged = grade("merge", *shards, "--output", base / "merged")  # as an instructor runs it
     runs["merged"] = gradebook_files(base / "merged")
@@ -374,7 +372,7 @@ def reflections_class(tiny, tmp_path_factory):
     bea = tiny_lesson()
     del bea.cells[5]  # the second answer cell deleted; the first left as the placeholder
     nbformat.write(bea, subs / "bea" / "00_tiny.ipynb")
-    grade_here(subs, "--labs", tiny.labs_dir, "--lessons", lessons, "--timeout", "30", "--engine", "kernel",
+    grade_here(subs, "--labs", tiny.labs_dir, "--lessons", lessons, "--timeout", "30",
                "--jobs", "1", "--output", base / "out")
     rows, summary = read_gradebook(base / "out")
     return rows, summary, json.loads((base / "out" / "gradebook.json").read_text(encoding="utf-8"))
