@@ -16,7 +16,9 @@ Inside, the worker (`course.labs.worker`) sees
 
 with no network (a private loopback only), its own process tree (when the worker ends, every
 process it started is killed: nothing outlives it), no terminal, an empty environment but a few
-variables, and limits on memory, processes, file size and open files. `problem()` says in one
+variables, and limits on memory, processes, file size and open files. The process limit is
+RLIMIT_NPROC, which the kernel does not apply to root; a grader running as root puts each worker
+in a pids cgroup of its own instead (`ProcessGroup`), so a fork bomb stops at the limit too. `problem()` says in one
 line why confinement is not available here (no bwrap, or no namespaces); grading then stops
 unless the instructor passes --unconfined, which the gradebook records.
 """
@@ -136,9 +138,12 @@ def command(argv: list[str], scratch: Path, limits: Limits = Limits(), *,
     return args + ["--", *argv]
 
 
-def set_limits(limits: Limits = Limits()):
-    """A preexec_fn: the limits, set in the child before it becomes bwrap (and inherited)."""
+def set_limits(limits: Limits = Limits(), group: "ProcessGroup | None" = None):
+    """A preexec_fn: the limits, set in the child before it becomes bwrap (and inherited); with
+    `group`, the child joins that pids cgroup first (everything it starts stays in it)."""
     def apply():
+        if group is not None and group.path is not None:
+            (group.path / "cgroup.procs").write_text(str(os.getpid()))
         for which, value in ((resource.RLIMIT_AS, limits.memory_bytes),
                              (resource.RLIMIT_NPROC, limits.processes),
                              (resource.RLIMIT_FSIZE, limits.file_bytes),
@@ -146,6 +151,79 @@ def set_limits(limits: Limits = Limits()):
                              (resource.RLIMIT_CORE, 0)):
             resource.setrlimit(which, (value, value))
     return apply
+
+
+PIDS_HIERARCHIES = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))  # cgroup v1, then v2
+GROUP_PREFIX = "course-grade-"
+
+
+class ProcessGroup:
+    """A pids cgroup of its own for one worker, when the grader runs as root (RLIMIT_NPROC binds
+    every other user): at most `limit` tasks in the worker's whole tree. `path` is None where
+    there is nothing to do (not root) or no pids controller can be used (then only the rlimit
+    applies, which root ignores)."""
+
+    def __init__(self, limit: int):
+        self.path: Path | None = None
+        if os.geteuid() != 0:
+            return
+        for root in PIDS_HIERARCHIES:
+            if not (root / "cgroup.procs").exists() or (root == PIDS_HIERARCHIES[1] and not _v2_pids(root)):
+                continue
+            _remove_empty_groups(root)
+            path = root / f"{GROUP_PREFIX}{os.getpid()}-{next(_GROUP_IDS)}"
+            try:
+                path.mkdir()
+                (path / "pids.max").write_text(str(limit))
+            except OSError:
+                _remove(path)
+                continue
+            self.path = path
+            return
+
+    def close(self) -> bool:
+        """Kill what is left in the group and remove it; False if there was no group."""
+        if self.path is None:
+            return False
+        path, self.path = self.path, None
+        for _ in range(100):  # the sandbox's tree is dying: wait for it, not for a clock
+            try:
+                pids = (path / "cgroup.procs").read_text().split()
+            except OSError:
+                break
+            if not pids:
+                break
+            for pid in pids:
+                try:
+                    os.kill(int(pid), 9)
+                except (ProcessLookupError, ValueError):
+                    pass
+            os.sched_yield()
+        _remove(path)
+        return True
+
+
+_GROUP_IDS = iter(range(1, 2**62))
+
+
+def _v2_pids(root: Path) -> bool:
+    try:
+        return "pids" in (root / "cgroup.subtree_control").read_text().split()
+    except OSError:
+        return False
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.rmdir()  # a cgroup folder is removed empty of tasks, with its control files
+    except OSError:
+        pass
+
+
+def _remove_empty_groups(root: Path) -> None:
+    """Groups an earlier grader left (it was killed before it could remove them)."""
+    for stale in root.glob(GROUP_PREFIX + "*"):
+        _remove(stale)
 
 
 _MISSING = ("grading confines each submission with bubblewrap (bwrap), which is not installed "

@@ -105,6 +105,7 @@ class Worker:
         self.failure: BaseException | None = None
         self.starts = 0
         self._stderr = None
+        self._group: confinement.ProcessGroup | None = None
 
     # ------------------------------------------------------------------ the process
     def argv(self) -> list[str]:
@@ -119,11 +120,12 @@ class Worker:
         self.stop()
         (self.scratch / "tmp").mkdir(parents=True, exist_ok=True)
         self._stderr = tempfile.TemporaryFile()
+        self._group = confinement.ProcessGroup(self.limits.processes) if self.confined else None
         self.process = subprocess.Popen(
             self.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
             cwd=self.scratch, start_new_session=True,
             env={**os.environ, "TMPDIR": str(self.scratch / "tmp")},
-            preexec_fn=confinement.set_limits(self.limits) if self.confined else None)
+            preexec_fn=confinement.set_limits(self.limits, self._group) if self.confined else None)
         self.starts += 1
         endpoint = self.endpoint
         endpoint.reader, endpoint.writer = LineReader(self.process.stdout.fileno()), self.process.stdin
@@ -179,6 +181,7 @@ class Worker:
         process, self.process = self.process, None
         if process is None:
             return
+        group, self._group = self._group, None
         try:
             os.killpg(process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -192,6 +195,8 @@ class Worker:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
+        if group is not None:
+            group.close()
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None

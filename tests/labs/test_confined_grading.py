@@ -31,6 +31,20 @@ def _needs_confinement():
         pytest.skip(f"no confinement here: {confinement.problem()}")
 
 MARK = "course-hostile-" + uuid.uuid4().hex[:8]  # names what the attackers leave behind
+# A fork bomb, bounded so that it cannot hurt the machine if the limit failed: 300 children
+# that sleep; it prints how many it got.
+FORKS = ("import os, time\n"
+         "forked = 0\n"
+         "for _ in range(300):\n"
+         "    try:\n"
+         "        pid = os.fork()\n"
+         "    except OSError:\n"
+         "        break\n"
+         "    if pid == 0:\n"
+         "        time.sleep(30)\n"
+         "        os._exit(0)\n"
+         "    forked += 1\n"
+         "print('forked', forked)\n")
 WRONG = "def add(a, b):\n    return -1\n"
 ATTACKS = {
     "rewrites_asserts": WRONG + (
@@ -75,6 +89,7 @@ ATTACKS = {
         "    except OSError:\n"
         "        pass\n"),
     "never_returns": "def add(a, b):\n    while True:\n        pass\n",
+    "fork_bomb": WRONG + FORKS,
 }
 
 
@@ -143,6 +158,23 @@ def test_nothing_the_attackers_started_or_wrote_is_left(graded_class):
     assert left == [], "a process started by a submission outlived its grading"
     for folder in ("/tmp", "/work", "/root", os.path.expanduser("~"), "/var/tmp", "/etc"):
         assert not (Path(folder) / MARK).exists(), f"a submission wrote into {folder}"
+
+
+def test_a_fork_bomb_stops_at_the_process_limit_even_for_root(tmp_path):
+    # RLIMIT_NPROC does not bind root: a grader run as root holds the worker in a pids cgroup.
+    import subprocess
+    import sys
+
+    limits = confinement.Limits(processes=32)
+    group = confinement.ProcessGroup(limits.processes)
+    try:
+        done = subprocess.run(confinement.command([sys.executable, "-c", FORKS], tmp_path, limits),
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                              preexec_fn=confinement.set_limits(limits, group))
+    finally:
+        group.close()
+    forked = int(done.stdout.split()[-1])
+    assert 0 < forked < limits.processes, done.stdout + done.stderr
 
 
 def test_a_worker_reads_only_the_earlier_answers_its_lab_gives(tmp_path):
