@@ -8,6 +8,10 @@ of leading blocks found equals the longest shared prefix rounded down to the blo
 
 OpenAI's rules (the default): nothing is reported below `minimum` (1024) tokens, then in
 `block` (128) token steps. Memory is bounded: least-recently-used blocks are evicted.
+
+The chain starts from the model's name: a KV cache belongs to one model's weights, so the same
+prompt sent to another model shares nothing (switching models mid-session loses the whole
+cache, as the textbook's second section says of production agents, 21.6.9).
 """
 from __future__ import annotations
 
@@ -17,11 +21,12 @@ from array import array
 from collections import OrderedDict
 
 
-def block_keys(tokens: list[int], block: int) -> list[bytes]:
-    """The chained key of every full block of `tokens` (a partial block is never cached)."""
+def block_keys(tokens: list[int], block: int, model: str = "") -> list[bytes]:
+    """The chained key of every full block of `tokens` (a partial block is never cached), for
+    `model`: the chain starts from its name, so no block is shared between models."""
     data = array("I", tokens).tobytes()
     step = block * 4
-    keys, previous = [], b""
+    keys, previous = [], hashlib.blake2b(model.encode("utf-8"), digest_size=16).digest() if model else b""
     for start in range(0, (len(tokens) // block) * step, step):
         previous = hashlib.blake2b(previous + data[start:start + step], digest_size=16).digest()
         keys.append(previous)
@@ -38,9 +43,9 @@ class PrefixCache:
         self._blocks: OrderedDict[bytes, None] = OrderedDict()
         self._lock = threading.Lock()
 
-    def lookup_and_store(self, tokens: list[int]) -> int:
-        """Report how many of `tokens` were cached, then remember this prompt's blocks."""
-        return self.lookup_and_store_keys(block_keys(tokens, self.block))
+    def lookup_and_store(self, tokens: list[int], model: str = "") -> int:
+        """Report how many of `tokens` were cached for `model`, then remember this prompt's blocks."""
+        return self.lookup_and_store_keys(block_keys(tokens, self.block, model))
 
     def lookup_and_store_keys(self, keys: list[bytes]) -> int:
         """lookup_and_store for a prompt given by its block_keys (computed anywhere)."""

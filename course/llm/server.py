@@ -52,7 +52,7 @@ class TeachingModel:
     def complete(self, body) -> dict:
         """The chat completion for a request body (RequestError, HTTP 4xx, on a problem)."""
         payload, tokens = answer(body)
-        self._cached(payload, block_keys(tokens, self.cache.block))
+        self._cached(payload, block_keys(tokens, self.cache.block, payload["model"]))
         return payload
 
     def complete_raw(self, body, raw: bytes) -> dict:
@@ -90,7 +90,7 @@ def _work(raw: bytes, block: int):
         payload, tokens = answer(json.loads(raw))
     except RequestError as exc:
         return "error", (exc.status, exc.body()), None
-    return "ok", payload, block_keys(tokens, block)
+    return "ok", payload, block_keys(tokens, block, payload["model"])
 
 
 DEFAULT_WORKERS = min(os.cpu_count() or 1, 4)

@@ -5,7 +5,7 @@ import openai
 import pytest
 
 from course.llm import template
-from course.llm.cache import PrefixCache
+from course.llm.cache import PrefixCache, block_keys
 from course.llm.summary import identifiers
 
 MODEL = "teaching-model"
@@ -172,6 +172,28 @@ def test_reordering_tools_loses_the_cache(client):
     assert cached(client, messages, tools)[1] == 0
     assert cached(client, messages, tools)[1] > 1024
     assert cached(client, messages, list(reversed(tools)))[1] == 0
+
+
+def test_the_cache_belongs_to_one_model_switching_models_loses_it(client):
+    # A KV cache is computed with one model's weights: the same prompt to another model hits
+    # nothing (21.6.9: switching models mid-session loses the whole cache); going back hits.
+    from course.llm import SMALL_WINDOW_MODEL
+
+    messages = long_system("You are the build assistant of the model-switch test.")
+    first = client.chat.completions.create(model=MODEL, messages=messages).usage
+    other = client.chat.completions.create(model=SMALL_WINDOW_MODEL, messages=messages).usage
+    back = client.chat.completions.create(model=MODEL, messages=messages).usage
+    assert first.prompt_tokens == other.prompt_tokens > 2000
+    assert first.prompt_tokens_details.cached_tokens == 0
+    assert other.prompt_tokens_details.cached_tokens == 0
+    assert back.prompt_tokens_details.cached_tokens == first.prompt_tokens // 128 * 128
+
+
+def test_block_keys_of_two_models_share_no_block():
+    tokens = list(range(512))
+    a, b = block_keys(tokens, 128, "teaching-model"), block_keys(tokens, 128, "teaching-model-8k")
+    assert len(a) == len(b) == 4 and not set(a) & set(b)
+    assert block_keys(tokens, 128, "teaching-model") == a
 
 
 def test_prefix_cache_memory_is_bounded_lru():
