@@ -273,6 +273,12 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def handle_error(self, request, client_address):
+        # A client that drops its keep-alive connection is not a server fault: no traceback.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
 
 class ServerHandle:
     """A running teaching model. Use as a context manager, or call stop()."""

@@ -1,9 +1,12 @@
 """stream=True on /v1/chat/completions: Server-Sent Events of chat.completion.chunk whose deltas
 rebuild the non-streamed reply to the same request, through the real openai SDK."""
 import json
+import urllib.request
 
 import openai
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import course.llm
 from course.llm.streaming import token_pieces
@@ -87,6 +90,41 @@ def test_a_bad_streamed_request_is_a_json_400_before_any_event(client):
     with pytest.raises(openai.BadRequestError, match="stream"):
         client.chat.completions.create(model=course.llm.MODEL_NAME, messages=ASKS["text"],
                                        extra_body={"stream": "yes"})
+
+
+def test_on_the_wire_each_event_is_one_data_line_and_the_stream_ends_with_done(client):
+    body = json.dumps({"model": course.llm.MODEL_NAME, "messages": ASKS["text"], "stream": True}).encode()
+    request = urllib.request.Request(f"{client.base_url}chat/completions", data=body,
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request) as response:
+        kind, raw = response.headers["Content-Type"], response.read().decode("utf-8")
+    assert kind.startswith("text/event-stream")
+    events = raw.split("\n\n")
+    assert events[-2:] == ["data: [DONE]", ""]  # the last event, then nothing
+    for event in events[:-2]:
+        assert event.startswith("data: ") and "\n" not in event, event
+        assert json.loads(event[len("data: "):])["object"] == "chat.completion.chunk"
+
+
+def test_a_reply_cut_by_max_tokens_streams_the_same_cut_and_says_length(client):
+    ask = dict(model=course.llm.MODEL_NAME, messages=ASKS["text"], max_tokens=5)
+    whole = client.chat.completions.create(**ask)
+    text, calls, finishes = rebuilt(list(client.chat.completions.create(**ask, stream=True)))
+    assert whole.choices[0].finish_reason == "length"
+    assert (text, calls, finishes) == (whole.choices[0].message.content, [], ["length"])
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=80),
+       st.booleans())
+def test_any_request_streams_the_reply_it_gets_whole(client, question, with_tools):
+    ask = dict(model=course.llm.MODEL_NAME, messages=[{"role": "user", "content": question}],
+               **({"tools": TOOLS} if with_tools else {}))
+    whole = client.chat.completions.create(**ask).choices[0]
+    text, calls, finishes = rebuilt(list(client.chat.completions.create(**ask, stream=True)))
+    assert text == (whole.message.content or "") and finishes == [whole.finish_reason]
+    assert calls == [{"id": c.id, "name": c.function.name, "arguments": c.function.arguments}
+                     for c in whole.message.tool_calls or []]
 
 
 @pytest.mark.parametrize("text", ["", "plain words", "上下文工程 🙂 mixed", json.dumps({"path": "a/上.txt"}),
