@@ -9,7 +9,8 @@ The last column is milliseconds per request: what the compactor adds before each
 from __future__ import annotations
 
 from timing import best_time  # noqa: E402
-from lesson_support.production_compaction import CONFIGS, load_run
+from course.givens.production_compaction import load_run
+from lesson_support.production_compaction import CONFIGS
 from solutions.compaction import rule_based_summary
 from solutions.production_compaction import LayeredCompactor
 

@@ -1,5 +1,6 @@
 """Chapter 11's lesson support: the replayed run, its probes, and measuring each configuration of
-the layered compactor on the teaching model. The answers are in `solutions.production_compaction`.
+the layered compactor on the teaching model. The answers are in `solutions.production_compaction`;
+the run, its loader and `visible` are the chapter's givens (`course.givens.production_compaction`).
 
 The run is `data/production_compaction/run.json` (written by `make_run.py` beside it): a system
 prompt, the task, then 212 steps, each one assistant message and its tool results. Request j
@@ -15,20 +16,17 @@ request (a lower bound of what an agent sending all of them would see).
 """
 from __future__ import annotations
 
-import copy
 import json
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-from course.paths import DATA_DIR
+from course.givens.production_compaction import Run, context_text, visible
 from course.usage import NOT_REPORTED, read_usage
 from solutions.compaction import ModelSummarizer, check_pairing
 from solutions.costs import SEED_PRICES, price_usages
 from solutions.production_compaction import (LAYERS, LayeredCompactor, ResultStore, Settings,
                                              TRANSCRIPT_PATH)
 
-RUN_FILE = DATA_DIR / "production_compaction" / "run.json"
 CONFIGS: dict[str, tuple[str, ...]] = {
     "no compaction": (),
     "1 budget": ("budget",),
@@ -43,56 +41,11 @@ CONFIGS: dict[str, tuple[str, ...]] = {
 STRIDE = 20
 
 
-@dataclass(frozen=True)
-class Run:
-    name: str
-    system: str
-    task: str
-    tools: list
-    steps: list
-    probes: list
-    subtask: dict
-
-    def head(self) -> list[dict]:
-        return [{"role": "system", "content": self.system}, {"role": "user", "content": self.task}]
-
-    def history(self, upto: int | None = None) -> list[dict]:
-        """The full transcript: head and steps 1..upto (all of them by default)."""
-        steps = self.steps if upto is None else self.steps[:upto]
-        return copy.deepcopy(self.head() + [m for s in steps for m in s["messages"]])
-
-
-@lru_cache(maxsize=2)
-def _load(path: str) -> Run:
-    data = json.loads(open(path, encoding="utf-8").read())
-    return Run(data["name"], data["system"], data["task"], data["tools"], data["steps"],
-               data["probes"], data["subtask"])
-
-
-def load_run(path=RUN_FILE) -> Run:
-    return copy.deepcopy(_load(str(path)))
-
-
 def transcript_jsonl(messages: list[dict]) -> str:
     return "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages)
 
 
 # ------------------------------------------------------------------ probes
-def context_text(messages: list[dict]) -> str:
-    parts = []
-    for m in messages:
-        if isinstance(m.get("content"), str):
-            parts.append(m["content"])
-        for call in m.get("tool_calls") or ():
-            parts.append(call["function"]["arguments"])
-    return "\n".join(parts)
-
-
-def visible(probe: dict, messages: list[dict]) -> bool:
-    text = context_text(messages)
-    return all(e in text for e in probe["expect"])
-
-
 @dataclass
 class ProbeResult:
     id: str

@@ -27,7 +27,7 @@ import re
 from solutions.compaction import check_pairing, split_head, split_turns
 from solutions.production_compaction import ResultStore, TokenMeter, archive_turn
 from solutions.production_compaction.archive import _outcome
-from lesson_support.production_compaction import Run, visible
+from course.givens.production_compaction import Run, visible
 
 STRATEGIES = ("none", "per-result", "merged", "context-aware", "with citations", "threshold")
 WINDOW = 32_000

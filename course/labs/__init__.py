@@ -39,8 +39,8 @@ from course.labs.answer_keys import (PROGRAM_SUFFIX, SCRATCH_SUFFIX, VERDICT_LIN
                                      answer_key, nbval_check_source, nbval_graded,
                                      nbval_notebook, nbval_solved, nbval_unsolved, program_path,
                                      write_graded)
-from course.labs.confinement import (RUNTIME_DIRS, SYSTEM_DIRS, Limits, answer_modules,
-                                     answer_paths, command, problem, set_limits)
+from course.labs.confinement import (RUNTIME_DIRS, SYSTEM_DIRS, Limits, ProcessGroup,
+                                     answer_modules, answer_paths, command, problem, set_limits)
 from course.labs.remote import (SCRATCH_QUOTA, START_TIMEOUT, ExerciseError, StudentTimeout, Worker,
                                 WorkerStopped, start)
 from course.labs.wire import (EXERCISE_FILE, MAX_CONTAINERS, MAX_DEPTH, MAX_ITEMS, MAX_LINE, OPS,
@@ -77,7 +77,7 @@ __all__ = [
     "nbval_check_source", "nbval_graded", "nbval_notebook", "nbval_solved", "nbval_unsolved",
     "program_path", "write_graded",
     # confinement.py
-    "RUNTIME_DIRS", "SYSTEM_DIRS", "Limits", "answer_modules", "answer_paths", "command",
+    "RUNTIME_DIRS", "SYSTEM_DIRS", "Limits", "ProcessGroup", "answer_modules", "answer_paths", "command",
     "problem", "set_limits",
     # remote.py
     "SCRATCH_QUOTA", "START_TIMEOUT", "ExerciseError", "StudentTimeout", "Worker", "WorkerStopped",

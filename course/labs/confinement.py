@@ -153,8 +153,8 @@ def set_limits(limits: Limits = Limits(), group: "ProcessGroup | None" = None):
     return apply
 
 
-PIDS_HIERARCHIES = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))  # cgroup v1, then v2
-GROUP_PREFIX = "course-grade-"
+_PIDS_HIERARCHIES = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))  # cgroup v1, then v2
+_GROUP_PREFIX = "course-grade-"
 
 
 class ProcessGroup:
@@ -167,11 +167,11 @@ class ProcessGroup:
         self.path: Path | None = None
         if os.geteuid() != 0:
             return
-        for root in PIDS_HIERARCHIES:
-            if not (root / "cgroup.procs").exists() or (root == PIDS_HIERARCHIES[1] and not _v2_pids(root)):
+        for root in _PIDS_HIERARCHIES:
+            if not (root / "cgroup.procs").exists() or (root == _PIDS_HIERARCHIES[1] and not _v2_pids(root)):
                 continue
             _remove_empty_groups(root)
-            path = root / f"{GROUP_PREFIX}{os.getpid()}-{next(_GROUP_IDS)}"
+            path = root / f"{_GROUP_PREFIX}{os.getpid()}-{next(_GROUP_IDS)}"
             try:
                 path.mkdir()
                 (path / "pids.max").write_text(str(limit))
@@ -222,7 +222,7 @@ def _remove(path: Path) -> None:
 
 def _remove_empty_groups(root: Path) -> None:
     """Groups an earlier grader left (it was killed before it could remove them)."""
-    for stale in root.glob(GROUP_PREFIX + "*"):
+    for stale in root.glob(_GROUP_PREFIX + "*"):
         _remove(stale)
 
 

@@ -22,7 +22,7 @@ from typing import Callable
 from solutions.notes import (Note, NoteNotFound, check_note_id, id_number, note_path,
                              read_note_file, render_note, search_notes, utc_now, write_atomic)
 from solutions.notes.files import lstat_key
-from solutions.notes.format import NOTE_FILE, NoteFormatError, check_tags
+from course.givens.notes import NOTE_FILE, NoteFormatError, check_tags
 
 INDEX_FILE = "index.json"
 

@@ -79,7 +79,7 @@ def production_compaction_explorer(results: dict, run=None):
     import ipywidgets as w
     import matplotlib.pyplot as plt
 
-    from lesson_support.production_compaction import load_run
+    from course.givens.production_compaction import load_run
     from solutions.production_compaction import LAYERS, Settings
 
     run = run or load_run()

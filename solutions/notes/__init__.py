@@ -19,9 +19,9 @@ from solutions.notes.adapters import (ACTIONS, NOTE_PRIORITY, NOTE_SECTION, TOOL
                                       note_to_packet, notes_source, notes_to_packets, run_action)
 from solutions.notes.files import (HIGHEST_ID_FILE, TOMBSTONES, file_key, read_note_file,
                                    write_atomic)
-from solutions.notes.format import (NOTE_TYPES, InvalidNoteId, Note, NoteError,
-                                    NoteFormatError, NoteNotFound, check_note_id, id_number,
-                                    note_path, note_terms, parse_note, render_note)
+from course.givens.notes import (NOTE_TYPES, InvalidNoteId, Note, NoteError, NoteFormatError,
+                                 NoteNotFound, note_terms)
+from solutions.notes.format import check_note_id, id_number, note_path, parse_note, render_note
 from solutions.notes.index import INDEX_DIR, NoteIndex
 from solutions.notes.search import newest_first, search_notes
 from solutions.notes.tool import LEGACY_INDEX, NoteTool, utc_now

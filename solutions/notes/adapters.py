@@ -8,7 +8,8 @@ import sqlite3
 from typing import Any, Callable, Iterable, Mapping
 
 from solutions.gssc import Packet
-from solutions.notes.format import NOTE_TYPES, Note, NoteError, id_number
+from course.givens.notes import NOTE_TYPES, Note, NoteError
+from solutions.notes.format import id_number
 
 ACTIONS = ("create", "read", "update", "search", "list", "summary", "delete")
 

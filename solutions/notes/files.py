@@ -18,8 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Union
 
-from solutions.notes.format import (NOTE_ID, Note, NoteError, NoteFormatError, NoteNotFound,
-                                    check_note_id, parse_note)
+from course.givens.notes import NOTE_ID, Note, NoteError, NoteFormatError, NoteNotFound
+from solutions.notes.format import check_note_id, parse_note
 
 TOMBSTONES = ".deleted"
 HIGHEST_ID_FILE = ".highest-id"

@@ -45,7 +45,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from solutions.notes.format import Note, NoteError, id_number, note_terms
+from course.givens.notes import Note, NoteError, note_terms
+from solutions.notes.format import id_number
 from solutions.notes.index_schema import COLUMNS, SCHEMA, SCHEMA_ROWS, IndexDamaged, Row, micros
 
 INDEX_DIR = ".index"

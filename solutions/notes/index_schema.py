@@ -11,7 +11,8 @@ import sqlite3
 from datetime import datetime, timedelta, timezone
 from typing import NamedTuple
 
-from solutions.notes.format import NOTE_ID, NOTE_TYPES, Note, NoteError, id_number
+from course.givens.notes import NOTE_ID, NOTE_TYPES, Note, NoteError
+from solutions.notes.format import id_number
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 import heapq
 from typing import Iterable
 
-from solutions.gssc import overlap, query_terms
-from solutions.notes.format import Note, NoteError, id_number, utf8_text
+from course.givens.gssc.matching import overlap, query_terms
+from course.givens.notes import Note, NoteError, utf8_text
+from solutions.notes.format import id_number
 
 
 MAX_LIMIT = 2**63 - 1  # SQLite's largest integer: any larger limit means the same, "all"

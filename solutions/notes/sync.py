@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from solutions.notes import files
-from solutions.notes.format import (NOTE_FILE, Note, NoteError, NoteFormatError, NoteNotFound,
-                                    id_number, note_path, render_note)
+from course.givens.notes import NOTE_FILE, Note, NoteError, NoteFormatError, NoteNotFound
+from solutions.notes.format import id_number, note_path, render_note
 from solutions.notes.index import NoteIndex
 from solutions.notes.index_schema import IndexDamaged, Row, damaged
 from solutions.notes.watch import FolderWatch

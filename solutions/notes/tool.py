@@ -21,8 +21,8 @@ from typing import Any, Callable, Mapping, Sequence, Union
 
 from solutions.gssc import Packet, query_terms
 from solutions.notes import adapters, files
-from solutions.notes.format import (NOTE_TYPES, Note, check_note_id, check_tags, check_time,
-                                    check_type, render_note, utf8_text)
+from course.givens.notes import NOTE_TYPES, Note, check_tags, check_time, check_type, utf8_text
+from solutions.notes.format import check_note_id, render_note
 from solutions.notes.index_schema import IndexDamaged
 from solutions.notes.search import check_limit
 from solutions.notes.sync import LEGACY_INDEX, IndexedFolder

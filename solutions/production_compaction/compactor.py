@@ -36,10 +36,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Callable
 
+from course.givens.production_compaction import CircuitBreaker, ResultStore
 from solutions.compaction import check_pairing, split_head, split_turns
 from solutions.production_compaction.archive import archive_message, archive_turn
-from solutions.production_compaction.breaker import CircuitBreaker
-from solutions.production_compaction.budget import ResultStore, budget_tool_results
+from solutions.production_compaction.budget import budget_tool_results
 from solutions.production_compaction.full import compact_with_breaker
 from solutions.production_compaction.micro import micro_compact
 from solutions.production_compaction.noise import NOISE_RULES, drop_noise

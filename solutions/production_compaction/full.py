@@ -2,15 +2,16 @@
 
 It reuses Chapter 04's `compact` (head + one summary + the last turns, whole turns only, so
 pairing holds) with any summariser, e.g. Chapter 04's `ModelSummarizer` on the teaching model.
+The breaker (`CircuitBreaker`) and `KEEP_TURNS` are the chapter's givens.
 """
 from __future__ import annotations
 
 from typing import Callable
 
+from course.givens.production_compaction import KEEP_TURNS, CircuitBreaker
 from solutions.compaction import compact
-from solutions.production_compaction.breaker import CircuitBreaker
 
-KEEP_TURNS = 4
+__all__ = ["KEEP_TURNS", "compact_with_breaker"]
 
 
 def compact_with_breaker(messages: list[dict], summarize: Callable[[list[dict]], str],

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 from course.givens.compaction import text_of
-from solutions.production_compaction.budget import ResultStore
+from course.givens.production_compaction import ResultStore
 
 CLEARED_MARK = "[cleared: "
 

@@ -1,20 +1,16 @@
 """Layer 2, noise removal: lines that carry nothing (progress bars, download meters, one line per
 passing test) are deleted from tool results, not summarised: a summary of noise is still
 noise, and costs a model call. The result says how many lines went, by rule, so the model knows.
+The rules (`NOISE_RULES`) and the note's mark are the chapter's givens, re-exported here.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 
-from solutions.production_compaction.budget import is_preview
+from course.givens.production_compaction import NOISE_MARK, NOISE_RULES, is_preview
 
-NOISE_RULES: dict[str, str] = {
-    "build progress": r"^\[\s*\d+%\] Building ",
-    "download meter": r"^Downloading \S+ .*/s$",
-    "passing test": r"::test_\w+ PASSED\b",
-}
-NOISE_MARK = "[noise removed: "
+__all__ = ["NOISE_MARK", "NOISE_RULES", "drop_noise"]
 
 
 def _compiled(rules) -> list[tuple[str, re.Pattern]]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 
-from solutions.status_bar.status import TODO_STATUSES, new_status, update_status
+from course.givens.status_bar import TODO_STATUSES, new_status
+from solutions.status_bar.status import update_status
 
 # The seed's two todo tools (experiment 2-8), and a tool that changes the working directory.
 TODO_REWRITE, TODO_UPDATE, CHANGE_DIR = "rewrite_todo_list", "update_todo_status", "change_directory"

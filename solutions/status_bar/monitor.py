@@ -5,7 +5,8 @@ The bar's accuracy against ground truth is the first metric to watch in producti
 """
 from __future__ import annotations
 
-from solutions.status_bar.render import parse_status, status_fields
+from course.givens.status_bar import parse_status
+from solutions.status_bar.render import status_fields
 
 
 def _fields(status) -> dict[str, str]:

@@ -20,23 +20,16 @@ marks the message objects it creates: a bar is a `StatusMessage`, a `dict` that 
 same JSON (the same bytes, the same tokens) and that no user or document can make. The mark
 lives in this process: `dict(m)`, `{**m}` or a JSON round trip drop it, and the bar becomes an
 ordinary message that replace leaves alone (a stale bar may stay; nothing is ever lost).
+`StatusMessage` is one of lab 08's givens (`course.givens.status_bar`): a graded lab's wire
+rebuilds it with its class, so the student's bars keep their mark on the way to the checks.
 """
 from __future__ import annotations
 
 from datetime import datetime
 
-from solutions.status_bar.render import CLOSE, OPEN
+from course.givens.status_bar import CLOSE, OPEN, StatusMessage
 
 MODES = ("replace", "append")
-
-
-class StatusMessage(dict):
-    """A status bar this framework placed: {"role": "user", "content": block} on the wire; its
-    type is the mark, and `block` remembers the text it was placed with."""
-
-    def __init__(self, block: str):
-        super().__init__(role="user", content=block)
-        self.block = block
 
 
 def _text(content) -> str:

@@ -5,7 +5,8 @@ Keys are words (letters, digits, `_`, `-`, spaces): `calls`, `calls call Xfinity
 
 Key-value lines rather than prose (the textbook, part 12: a model finds "key: value" at once,
 while prose sends it back to scanning), and the same bytes for the same status whatever order
-its dicts were filled in, so a bar that did not change does not disturb the prompt cache.
+its dicts were filled in, so a bar that did not change does not disturb the prompt cache. The
+tags and their inverse, `parse_status`, are lab 08's givens (`course.givens.status_bar`).
 """
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ import json
 import re
 from datetime import datetime
 
+from course.givens.status_bar import CLOSE, OPEN
 from solutions.status_bar.status import limit_for
 
-OPEN, CLOSE = "<agent_status>", "</agent_status>"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
 _DIGITS = re.compile(r"(\d+)")
 _TAG = re.compile(r"</?agent_status>", re.I)
@@ -122,17 +123,3 @@ def render_status(status: dict) -> str:
 
     The same status gives the same bytes, whatever order its dicts were built in."""
     return render_fields(status_fields(status))
-
-
-def parse_status(block: str) -> dict[str, str]:
-    """The {key: value} fields of an `<agent_status>` block (the inverse of `render_status`)."""
-    text = block.strip()
-    if not (text.startswith(OPEN) and text.endswith(CLOSE)):
-        raise ValueError(f"not an agent status block: it must start with {OPEN} and end with {CLOSE}")
-    fields = {}
-    for line in text[len(OPEN):-len(CLOSE)].strip().splitlines():
-        key, sep, value = line.partition(": ")
-        if not sep:
-            raise ValueError(f"not a 'key: value' line in the status block: {line!r}")
-        fields[key.strip()] = value.strip()
-    return fields

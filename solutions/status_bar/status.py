@@ -1,58 +1,16 @@
-"""The status itself, and the one pure function that moves it forward by one event.
+"""The one pure function that moves a status forward by one event, and what it is built on.
 
-A status is a plain dict (JSON-friendly, so a test or a lab can build one by hand):
-
-    calls       {counter key: n}   "call_merchant" counts every call of the tool,
-                                   "call_merchant.Xfinity" the calls with that target
-    limits      {counter key: n}   a key, or "tool.*" for every target of the tool
-    todos       {id: {"content": str, "status": one of TODO_STATUSES}}
-    started     ISO time of the first clock reading, or None
-    now         ISO time of the latest clock reading, or None
-    tokens      {"used": int, "budget": int or None}
-    last_error  None, or {"tool", "type", "message", "arguments", "hint", "at"}
-    cwd         the working directory, or None
-
-Events are dicts with a "type" (see EVENT_TYPES). Counters move only on "tool_call" events,
-which the framework writes from the agent's *own* call log. A "tool_result" never touches a
-counter, whatever its text says: a tool result is text someone else controls.
+A status is a plain dict, made by `new_status` (one of lab 08's givens, `course.givens.status_bar`,
+whose docstring lists its keys). Events are dicts with a "type" (see EVENT_TYPES). Counters move
+only on "tool_call" events, which the framework writes from the agent's *own* call log. A
+"tool_result" never touches a counter, whatever its text says: a tool result is text someone
+else controls.
 """
 from __future__ import annotations
 
 import posixpath
-from datetime import datetime
 
-TODO_STATUSES = ("pending", "in_progress", "done", "cancelled")
-EVENT_TYPES = ("tool_call", "tool_result", "todo_rewrite", "todo_update", "clock", "error",
-               "cwd", "tokens")
-
-
-def new_status(limits: dict | None = None, cwd: str | None = None, budget: int | None = None,
-               started: str | None = None) -> dict:
-    """An empty status: no calls, no todos, no error."""
-    for key, value in (limits or {}).items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"limit for {key!r} must be a whole number of calls >= 0, got {value!r}")
-    if started is not None:
-        _time(started, "started")
-    return {"calls": {}, "limits": dict(limits or {}), "todos": {}, "started": started,
-            "now": started, "tokens": {"used": 0, "budget": _count(budget, "budget", True)},
-            "last_error": None, "cwd": cwd}
-
-
-def _time(value, what: str) -> datetime:
-    try:
-        return datetime.fromisoformat(str(value))
-    except ValueError:
-        raise ValueError(f"{what} must be an ISO time such as 2025-09-14T10:30:45, "
-                         f"got {value!r}") from None
-
-
-def _count(value, what: str, optional: bool = False):
-    if value is None and optional:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{what} must be a whole number >= 0, got {value!r}")
-    return value
+from course.givens.status_bar import EVENT_TYPES, TODO_STATUSES, iso_time, new_status, whole_number
 
 
 def _text(event: dict, field: str) -> str:
@@ -144,8 +102,8 @@ def update_status(status: dict, event: dict) -> dict:
         todos[todo_id] = {**todos[todo_id], "status": _todo_status(event.get("status"))}
         new["todos"] = todos
     elif kind == "clock":
-        now = _time(event.get("now"), "a clock event's 'now'")
-        if status.get("now") and now < _time(status["now"], "now"):
+        now = iso_time(event.get("now"), "a clock event's 'now'")
+        if status.get("now") and now < iso_time(status["now"], "now"):
             raise ValueError(f"the clock went backwards: {event['now']} is before {status['now']}")
         new["now"] = now.isoformat()
         new["started"] = status.get("started") or new["now"]
@@ -157,9 +115,9 @@ def update_status(status: dict, event: dict) -> dict:
         new["cwd"] = posixpath.normpath(posixpath.join(base, path))
     elif kind == "tokens":
         tokens = dict(status.get("tokens") or {"used": 0, "budget": None})
-        tokens["used"] = _count(event.get("used"), "a tokens event's 'used'")
+        tokens["used"] = whole_number(event.get("used"), "a tokens event's 'used'")
         if "budget" in event:
-            tokens["budget"] = _count(event["budget"], "a tokens event's 'budget'", True)
+            tokens["budget"] = whole_number(event["budget"], "a tokens event's 'budget'", True)
         new["tokens"] = tokens
     return new
 

@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 
 import course.llm
 from course.llm.models import WINDOW_32K_MODEL, model_spec
+from course.givens.production_compaction import load_run
 from lesson_support.production_compaction import (CONFIGS, Progress, _offline, _replay_interleaved,
-                                                  Measurement, load_run, replay_config)
+                                                  Measurement, replay_config)
 from lesson_support.production_compaction_strategies import (GATHER_LINES, VERIFY_LINES,
                                                              guided_summary, run_strategy,
                                                              strategy_context, task_stage)

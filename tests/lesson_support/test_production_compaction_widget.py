@@ -6,9 +6,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from lesson_support.production_compaction import (CONFIGS, Measurement, ProbeResult, load_run,
-                                                  score_probes, search_transcript,
-                                                  transcript_jsonl)
+from course.givens.production_compaction import load_run
+from lesson_support.production_compaction import (CONFIGS, Measurement, ProbeResult, score_probes,
+                                                  search_transcript, transcript_jsonl)
 from lesson_support.production_compaction_strategies import (STRATEGIES, delegated_steps,
                                                              run_strategy, subagent_messages)
 from lesson_support.widgets.production_compaction import (breaker_state, config_for,
