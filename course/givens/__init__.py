@@ -3,6 +3,14 @@ shared with its answers and its lessons, one module per chapter topic. Nothing h
 an exercise, so a graded submission's worker (which can read course/ but not solutions/) has
 them and still has no answer to copy.
 
-    compaction   the summary message's format and the study guide's rule-based summary (04)
-    injection    the types the defences and the attack table exchange (10)
+    gssc                    packets, the budget's config, the constants, term matching,
+                            the sample candidates and tasks (03)
+    compaction              the summary message's format and the study guide's rule-based
+                            summary (04)
+    notes                   the Note type, its errors, the sample notes, the simulated
+                            crashes of write_atomic's checks (06)
+    status_bar              the status dict, its block's tags, StatusMessage (08)
+    skills                  a parsed skill, the catalogue's tags, the skills on disk (09)
+    injection               the types the defences and the attack table exchange (10)
+    production_compaction   the replayed run and its probes, ResultStore, CircuitBreaker (11)
 """
