@@ -1,15 +1,18 @@
 """The chat completion for a request body (`POST /v1/chat/completions`), as a pure function of
-the body: validation, the context window, the decision list, the reply and its usage. It runs in
-the server's thread or in a worker process alike (server.py decides which)."""
+the body: validation, context editing (context_editing.py, when the request asks for it), the
+context window, the decision list, the reply and its usage. It runs in the server's thread or
+in a worker process alike (server.py decides which)."""
 from __future__ import annotations
 
 import hashlib
 import time
 from array import array
 
+from course.llm.context_editing import apply_edits, parse_context_management
 from course.llm.models import model_spec, prompt_in_window
 from course.llm.policy import decide, reply_message
-from course.llm.template import completion_token_count, encoding
+from course.llm.template import (completion_token_count, encoding, fixed_token_count,
+                                 message_token_count)
 from course.llm.validation import validate_request
 
 
@@ -17,11 +20,20 @@ def answer(body) -> tuple[dict, list[int]]:
     """The chat completion for a request body, with `cached_tokens` still 0, and the prompt's
     token ids (for the cache). A pure function of the body: it runs in any process."""
     validate_request(body)  # RequestError (HTTP 400) on a problem
+    edits = parse_context_management(body.get("context_management"))  # None: not asked for
+    edited = None
+    if edits is not None:
+        # Server-side, before the model reads anything: every later step sees the edited messages.
+        edited = apply_edits(body["messages"], edits, fixed_token_count(body.get("tools")),
+                             message_token_count)
+        body = {**body, "messages": edited.messages}
     spec = model_spec(body["model"])
     asked = body.get("max_completion_tokens") or body.get("max_tokens")
     # over the window: HTTP 400 context_length_exceeded, before any rule reads the request
     tokens = prompt_in_window(spec, body["messages"], body.get("tools"), asked)
     decision, ctx = decide(body, validated=True)
+    if edited is not None:
+        ctx.trace[1:1] = edited.steps  # right after "validation": it happened before any rule
     seed = hashlib.sha256(array("I", tokens).tobytes()).hexdigest()
     reply = reply_message(decision, ctx, seed)
     completion = completion_token_count(reply)
@@ -38,7 +50,7 @@ def answer(body) -> tuple[dict, list[int]]:
         text = reply.get("content") or ""
         reply = {"role": "assistant", "content": _cut(text, limit) if text else None}
         completion, finish = limit, "length"
-    return {
+    payload = {
         "id": "chatcmpl-" + seed[:24],
         "object": "chat.completion",
         "created": int(time.time()),
@@ -58,7 +70,11 @@ def answer(body) -> tuple[dict, list[int]]:
         # Not part of the OpenAI API: why the teaching model replied so (course.llm.explain).
         # The SDK keeps unknown fields: completion.model_extra["teaching_trace"].
         "teaching_trace": ctx.trace,
-    }, tokens
+    }
+    if edited is not None:
+        # Anthropic's field, simulated (context_editing.py): what the server cleared
+        payload["context_management"] = {"applied_edits": edited.applied_edits}
+    return payload, tokens
 
 
 def _cut(text: str, limit: int) -> str:

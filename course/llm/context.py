@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from course.llm.answers import is_error_result, parse_arguments
+from course.llm.context_editing import PLACEHOLDER
 from course.llm.template import content_text
 
 
@@ -151,11 +152,12 @@ class Context:
 
     @cached_property
     def answered(self) -> dict[str, tuple[Call, Result]]:
-        """canonical (name, arguments) -> the latest call with a visible successful result."""
+        """canonical (name, arguments) -> the latest call with a visible successful result (a
+        result cleared by context editing is not one: its content is gone)."""
         found = {}
         for call in self.calls:
             result = self.results.get(call.id)
-            if result and not result.error:
+            if result and not result.error and result.content != PLACEHOLDER:
                 found[call.name + " " + canonical(call.args)] = (call, result)
         return found
 

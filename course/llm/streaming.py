@@ -7,6 +7,10 @@ the `finish_reason`, and with `stream_options={"include_usage": true}` a last ch
 choices and the usage (every earlier chunk then says `"usage": null`). Concatenating the deltas
 gives the non-streamed reply to the same request, exactly. The server sends each chunk as one
 Server-Sent Event (`data: {...}`) and ends with `data: [DONE]`.
+
+The chunk with the `finish_reason` also carries the teaching model's extra fields:
+`teaching_trace`, and `context_management` when the request asked for context editing
+(context_editing.py; Anthropic's stream sends it at the end too, in `message_delta`).
 """
 from __future__ import annotations
 
@@ -68,6 +72,8 @@ def chat_chunks(payload: dict, body: dict) -> list[dict]:
     last = chunk({}, choice["finish_reason"])
     # Not part of the OpenAI API: why the teaching model replied so (course.llm.explain).
     last["teaching_trace"] = payload["teaching_trace"]
+    if "context_management" in payload:  # simulated from Anthropic's API (context_editing.py)
+        last["context_management"] = payload["context_management"]
     chunks.append(last)
     if with_usage:
         usage = {k: v for k, v in chunk({}).items() if k != "choices"}

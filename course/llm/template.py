@@ -180,3 +180,15 @@ def pieces_token_floor(pieces: list[str]) -> int:
 
 def completion_token_count(message: dict) -> int:
     return len(encoding().encode_ordinary(message_body(message))) + 1
+
+
+def message_token_count(message: dict) -> int:
+    """What one message adds to the prompt: 3 + its text's tokens (see the formula above)."""
+    return 3 + len(encoding().encode_ordinary(message_header(message) + "\n" + message_body(message)))
+
+
+def fixed_token_count(tools: list | None) -> int:
+    """What the prompt holds besides its messages: the tools block and the reply primer."""
+    enc = encoding()
+    block = 3 + len(enc.encode_ordinary(tools_text(tools))) if tools else 0
+    return block + 1 + len(enc.encode_ordinary("assistant\n"))
