@@ -19,6 +19,13 @@ answer every run. Set these environment variables to use a real provider instead
     rule_table()   -> the teaching model's decision list: (position, rule, what it does)
     model_table()  -> the teaching model's names: (name, context window in tokens, what for);
                       a request over its window gets OpenAI's HTTP 400 context_length_exceeded
+
+Beyond OpenAI's API, the teaching model simulates one feature of another provider: Anthropic's
+context editing (`extra_body={"context_management": {"edits": [{"type":
+"clear_tool_uses_20250919", ...}]}}`): past a trigger, the oldest tool results are cleared
+before the model reads the request, and the reply's `context_management.applied_edits` says how
+many and how many tokens that freed (course/llm/context_editing.py: what the simulation does,
+and what the real feature does differently).
 """
 from __future__ import annotations
 

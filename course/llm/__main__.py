@@ -17,7 +17,15 @@ def main(argv=None) -> int:
                f"Any other name is served as teaching-model. A request over the window gets "
                f"HTTP 400,\ncode context_length_exceeded, as OpenAI answers it. stream=True "
                f"is answered with Server-Sent\nEvents of chat.completion.chunk "
-               f"(stream_options include_usage adds a last usage chunk).")
+               f"(stream_options include_usage adds a last usage chunk).\n\n"
+               f"Simulated from another provider: Anthropic's context editing. A request with\n"
+               f"context_management={{\"edits\": [{{\"type\": \"clear_tool_uses_20250919\", ...}}]}} "
+               f"(trigger,\nkeep, clear_at_least, exclude_tools, clear_tool_inputs) has its oldest "
+               f"tool results\nreplaced by a placeholder once its prompt is over the trigger "
+               f"(default 100,000 input\ntokens), before the model reads it; the reply's "
+               f"context_management.applied_edits says\nhow many tool uses were cleared and how "
+               f"many tokens that freed. Anthropic's Messages API\ndoes this for real "
+               f"(course/llm/context_editing.py says what differs).")
     parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (0: any free one)")
     args = parser.parse_args(argv)
     try:

@@ -38,6 +38,11 @@ is tried. Arguments of every call a rule makes come from the request
 optional parameter with no valid value in the request is left out, a required one gets the
 ask's text in its type. Every rule that looks and finds something adds a step to the trace, which the server
 returns as the extra top-level field `teaching_trace` (`course.llm.explain` renders it).
+
+Before rule 2, and before the context window is checked, a request that carries
+`context_management` (a simulation of Anthropic's context editing, clear_tool_uses_20250919:
+course/llm/context_editing.py) has its oldest tool results cleared once its prompt is over the
+trigger; every rule then reads the edited messages, and the trace says what was cleared.
 """
 from __future__ import annotations
 

@@ -111,12 +111,24 @@ calls = st.lists(st.fixed_dictionaries(
 messages = st.lists(st.fixed_dictionaries({"role": roles}, optional={
     "content": text | json_values, "tool_call_id": st.sampled_from(["a", "b"]) | json_values,
     "tool_calls": calls | json_values, "name": text | json_values}), max_size=5)
+# context editing (course/llm/context_editing.py): well-formed, half-formed and junk options
+counts = st.fixed_dictionaries({}, optional={
+    "type": st.sampled_from(["input_tokens", "tool_uses"]) | json_values,
+    "value": st.integers(-3, 200_000) | json_values})
+context_management = st.fixed_dictionaries({}, optional={"edits": st.lists(
+    st.fixed_dictionaries({}, optional={
+        "type": st.just("clear_tool_uses_20250919") | json_values,
+        "trigger": counts | json_values, "keep": counts | json_values,
+        "clear_at_least": counts | json_values,
+        "exclude_tools": st.lists(st.sampled_from(["f", "g"]) | json_values, max_size=3) | json_values,
+        "clear_tool_inputs": st.booleans() | json_values}) | json_values, max_size=3) | json_values})
 bodies = st.fixed_dictionaries({}, optional={
     "model": st.sampled_from(["teaching-model", "teaching-model-8k", "m"]) | json_values,
     "messages": messages | json_values, "tools": json_values, "tool_choice": json_values,
     "parallel_tool_calls": json_values, "temperature": json_values,
     "max_tokens": st.integers(-2, 10_000) | json_values, "max_completion_tokens": json_values,
-    "n": json_values, "stream": json_values}) | json_values
+    "n": json_values, "stream": json_values,
+    "context_management": context_management | json_values}) | json_values
 # requests that pass validation but for their text, so that what the text holds (a lone
 # surrogate, control characters, a reply over the 8k window) reaches the model
 valid = st.fixed_dictionaries({
@@ -127,7 +139,7 @@ valid = st.fixed_dictionaries({
                                            "word " * 8_170, "call it again"])}),
         max_size=3).flatmap(lambda head: text.map(
             lambda ask: head + [{"role": "user", "content": ask}]))},  # the request echoes it
-    optional={"max_tokens": st.integers(1, 9_000)})
+    optional={"max_tokens": st.integers(1, 9_000), "context_management": context_management})
 
 COUNTS = {"json": 0, "bytes": 0, "requests": 0}
 
