@@ -9,6 +9,8 @@ them and still has no answer to copy.
                             summary (04)
     notes                   the Note type, its errors, the sample notes, the simulated
                             crashes of write_atomic's checks (06)
+    sandbox                 Refusal, the allowed programs' rules, RunResult and the
+                            resource limits (07)
     status_bar              the status dict, its block's tags, StatusMessage (08)
     skills                  a parsed skill, the catalogue's tags, the skills on disk (09)
     injection               the types the defences and the attack table exchange (10)

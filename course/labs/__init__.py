@@ -34,6 +34,7 @@ Where each part lives:
     worker.py        the worker process that runs a graded student's exercises
     remote.py        the judge's side: starting the worker, binding the exercises' names
     confinement.py   the bubblewrap sandbox and limits the worker runs in
+    observe.py       what the judge sees of the workers from outside: their processes, memory
 """
 from course.labs.answer_keys import (PROGRAM_SUFFIX, SCRATCH_SUFFIX, VERDICT_LINE, Program,
                                      answer_key, nbval_check_source, nbval_graded,
@@ -41,6 +42,7 @@ from course.labs.answer_keys import (PROGRAM_SUFFIX, SCRATCH_SUFFIX, VERDICT_LIN
                                      write_graded)
 from course.labs.confinement import (RUNTIME_DIRS, SYSTEM_DIRS, Limits, ProcessGroup,
                                      answer_modules, answer_paths, command, problem, set_limits)
+from course.labs.observe import WorkerMemory, tree, worker_processes, worker_started, worker_stopped
 from course.labs.remote import (SCRATCH_QUOTA, START_TIMEOUT, ExerciseError, StudentTimeout, Worker,
                                 WorkerStopped, start)
 from course.labs.wire import (EXERCISE_FILE, MAX_CONTAINERS, MAX_DEPTH, MAX_ITEMS, MAX_LINE, OPS,
@@ -79,6 +81,8 @@ __all__ = [
     # confinement.py
     "RUNTIME_DIRS", "SYSTEM_DIRS", "Limits", "ProcessGroup", "answer_modules", "answer_paths", "command",
     "problem", "set_limits",
+    # observe.py
+    "WorkerMemory", "tree", "worker_processes", "worker_started", "worker_stopped",
     # remote.py
     "SCRATCH_QUOTA", "START_TIMEOUT", "ExerciseError", "StudentTimeout", "Worker", "WorkerStopped",
     "start",

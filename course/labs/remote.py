@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from course.labs import confinement
+from course.labs import confinement, observe
 from course.labs.wire import CallTimeout, Endpoint, LineReader, Remote, WireError
 
 START_TIMEOUT = 120  # the program's set-up cells and exercises, at start
@@ -146,6 +146,7 @@ class Worker:
             endpoint.reader.deadline = None
         cells = ready.get("cells") if isinstance(ready, dict) else None
         self.reports = cells if isinstance(cells, list) else []
+        observe.worker_started(self.process.pid)  # what runs in its tree now is the worker itself
 
     def why_stopped(self, exc: BaseException) -> str:
         status = None
@@ -182,6 +183,7 @@ class Worker:
         if process is None:
             return
         group, self._group = self._group, None
+        observe.worker_stopped(process.pid)
         try:
             os.killpg(process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):

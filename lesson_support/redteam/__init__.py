@@ -27,10 +27,11 @@ from lesson_support.redteam.commands import (ATTACKS, ATTACKS_BY_NAME, ATTACKS_F
                                              load_legit_commands)
 from lesson_support.redteam.judging import (CANARIES, MEMORY_BUDGET_BYTES, Outcome, judge,
                                             run_command)
-from lesson_support.redteam.machine import (depends_on_machine, expected_blocked, has,
-                                            system_awk, system_shell)
+from lesson_support.redteam.machine import (confinement_problem, depends_on_machine,
+                                            expected_blocked, has, system_awk, system_shell)
 from lesson_support.redteam.processes import (SURVIVOR_GRACE_SECONDS, become_subreaper,
-                                              child_processes, collect_survivors)
+                                              child_processes, collect_survivors,
+                                              watched_processes)
 from lesson_support.redteam.runs import (LegitOutcome, check_legit, reference_output, run_attack,
                                          run_attacks, run_legits)
 from lesson_support.redteam.scene import (API_KEY, PROTECTED_TEXT, SAMPLE_WORKSPACE, SECRET_TOKEN,
@@ -49,9 +50,10 @@ __all__ = [
     "LegitOutcome", "MEMORY_BUDGET_BYTES", "NEEDS", "OUTPUT_CAP_BYTES", "Outcome",
     "PROTECTED_TEXT", "SAMPLE_WORKSPACE", "SECRET_TOKEN", "SETUPS", "SURVIVOR_GRACE_SECONDS",
     "Scene", "TOOL_TIMEOUT", "become_subreaper", "blocked_everywhere", "cell", "check_legit",
-    "child_processes", "collect_survivors", "count_blocked", "depends_on_machine",
+    "child_processes", "collect_survivors", "confinement_problem", "count_blocked",
+    "depends_on_machine",
     "expected_blocked", "format_table", "hardened_tool", "hardlink_secret_file", "has", "judge",
     "link_home_dir", "link_secret_file", "load_attacks", "load_legit_commands", "naive_tool",
     "open_scene", "reference_output", "run_attack", "run_attacks", "run_command", "run_legits",
-    "scenes_dir", "system_awk", "system_shell", "table_cell", "tool_for",
+    "scenes_dir", "system_awk", "system_shell", "table_cell", "tool_for", "watched_processes",
 ]

@@ -9,7 +9,8 @@ one thing that must not happen:
     outbox     anything appeared in root/outbox
     survivor   a process the command started was still running after the call returned
     stalled    the call lasted as long as the tool's timeout: the command never ended by itself
-    memory     the tool held more than MEMORY_BUDGET_BYTES while answering
+    memory     the tool held more than MEMORY_BUDGET_BYTES while answering (in this process,
+               or in the worker running a graded lab's functions: its peak resident memory)
     network    something connected to the listening socket
 """
 from __future__ import annotations
@@ -21,8 +22,9 @@ import tracemalloc
 from dataclasses import dataclass
 from pathlib import Path
 
-from lesson_support.redteam.processes import (become_subreaper, child_processes,
-                                              collect_survivors)
+from course.labs.observe import WorkerMemory
+from lesson_support.redteam.processes import (become_subreaper, collect_survivors,
+                                              watched_processes)
 from lesson_support.redteam.scene import (API_KEY, SAMPLE_WORKSPACE, SECRET_TOKEN, Scene,
                                           open_scene)
 from lesson_support.redteam.tools import TOOL_TIMEOUT
@@ -91,7 +93,9 @@ def judge(scene: Scene, tool, command: str) -> Outcome:
     """Run `command` (placeholders allowed) through `tool.run` and read the canaries."""
     protected_before = _digest(scene.protected_file)
     watching_survivors = become_subreaper()
-    before = set(child_processes()) if watching_survivors else set()
+    before = set(watched_processes()) if watching_survivors else set()
+    worker_memory = WorkerMemory()  # a graded lab's student functions hold memory in their worker
+    worker_memory.start()
     started_tracing = not tracemalloc.is_tracing()
     if started_tracing:
         tracemalloc.start()
@@ -103,7 +107,7 @@ def judge(scene: Scene, tool, command: str) -> Outcome:
     except Exception as exc:  # a broken tool is reported, and the canaries still judged
         reply = f"[the tool raised {type(exc).__name__}: {exc}]"
     elapsed = time.monotonic() - started
-    peak = tracemalloc.get_traced_memory()[1] - baseline
+    peak = max(tracemalloc.get_traced_memory()[1] - baseline, worker_memory.growth())
     if started_tracing:
         tracemalloc.stop()
     reply = reply if isinstance(reply, str) else repr(reply)

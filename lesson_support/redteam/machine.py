@@ -11,8 +11,10 @@ import shutil
 import subprocess
 from functools import lru_cache
 
-from solutions.sandbox.hygiene import TRUSTED_PATH
+from course.givens.sandbox import TRUSTED_PATH
+from course.labs.wire import Remote
 from lesson_support.redteam.commands import Attack
+from solutions.sandbox.confine import bubblewrap_problem
 
 
 def system_shell() -> str:
@@ -56,6 +58,16 @@ def expected_blocked(attack: Attack, layers, shell: str | None = None,
     if not has(attack.needs, shell, awk):
         return True  # the shell or awk itself rejects the syntax
     return bool(attack.stopped_by & set(layers))
+
+
+def confinement_problem(run) -> str | None:
+    """Why layer 4 (bubblewrap) cannot wrap the commands that `run` (a run_hygienic function)
+    starts, or None: bubblewrap's own problem on this machine, or that `run` is a graded lab's
+    function, running in the grader's sandbox, inside which bubblewrap cannot start another."""
+    if isinstance(run, Remote):
+        return ("it runs inside the grader's sandbox, where bubblewrap cannot start a sandbox "
+                "of its own: your layers are checked without layer 4")
+    return bubblewrap_problem()
 
 
 def depends_on_machine(attack: Attack, layers) -> bool:

@@ -9,15 +9,18 @@ the attack harness is lesson support (`lesson_support.redteam`).
     hygiene    layer 3: env, stdin, group, cap, rlimits   run_with_hygiene
     confine    layer 4: bubblewrap                    bubblewrap_argv, bubblewrap_problem
     hardened   the tool composing the layers          HardenedTerminalTool
+
+They build on lab 07's givens, re-exported here (`course.givens.sandbox`, which holds no
+answer): Refusal, the argument RULES with check_awk_program and check_find, RunResult,
+ResourceLimits and DEFAULT_LIMITS.
 """
-from solutions.sandbox.arguments import (RULES, CommandRule, check_arguments, check_awk_program,
-                                         check_find, resolve_inside)
+from course.givens.sandbox import (DEFAULT_LIMITS, RULES, TRUSTED_PATH, CommandRule, Refusal,
+                                   ResourceLimits, RunResult, check_awk_program, check_find)
+from solutions.sandbox.arguments import check_arguments, resolve_inside
 from solutions.sandbox.confine import (ConfinementUnavailable, bubblewrap_argv,
                                        bubblewrap_problem)
 from solutions.sandbox.hardened import LAYERS, CommandResult, HardenedTerminalTool
-from solutions.sandbox.hygiene import (ResourceLimits, RunResult, minimal_env, run_plain,
-                                       run_with_hygiene)
+from solutions.sandbox.hygiene import minimal_env, run_plain, run_with_hygiene
 from solutions.sandbox.links import outside_links, refuse_outside_links
 from solutions.sandbox.parse import parse_command
-from solutions.sandbox.refusal import Refusal
 from solutions.sandbox.self_test import self_test

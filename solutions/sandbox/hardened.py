@@ -26,13 +26,13 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from solutions.sandbox.arguments import RULES, check_arguments, resolve_inside
+from course.givens.sandbox import (DEFAULT_LIMITS, RULES, TRUSTED_PATH, Refusal, ResourceLimits,
+                                   RunResult, quote)
+from solutions.sandbox.arguments import check_arguments, resolve_inside
 from solutions.sandbox.confine import bubblewrap_argv, bubblewrap_problem
-from solutions.sandbox.hygiene import (DEFAULT_LIMITS, TRUSTED_PATH, ResourceLimits, RunResult,
-                                       run_plain, run_with_hygiene)
+from solutions.sandbox.hygiene import run_plain, run_with_hygiene
 from solutions.sandbox.links import refuse_outside_links
 from solutions.sandbox.parse import check_text, parse_command
-from solutions.sandbox.refusal import Refusal, quote
 
 LAYERS = ("parse", "arguments", "hygiene", "confine")
 ALLOWED_COMMANDS = frozenset(RULES) | {"find", "cd"}

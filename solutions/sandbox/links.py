@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import time
 
-from solutions.sandbox.refusal import Refusal, quote
+from course.givens.sandbox.refusal import Refusal, quote
 
 
 def _census(root: str) -> tuple[list[str], dict[str, tuple]]:

@@ -12,7 +12,7 @@ so nothing in it is ever interpreted again.
 """
 from __future__ import annotations
 
-from solutions.sandbox.refusal import Refusal, quote
+from course.givens.sandbox.refusal import Refusal, quote
 
 MAX_COMMAND_CHARS = 4096  # a real retrieval command is a line; a megabyte is an attack or a bug
 

@@ -32,10 +32,7 @@ PLAIN_DICT_VIEWS = {("05_prompt_caching_lab", "SEED_RUN"), ("05_prompt_caching_l
 
 # Labs whose set-up cells still import from a module that also defines one of their exercises
 # (the module is not split yet). Expected to fail; remove the entry once the lab is fixed.
-IMPORTS_FROM_ANSWER_MODULES = {
-    "07_terminal_sandbox_lab": "solutions.sandbox.hygiene and .arguments define DEFAULT_LIMITS / "
-                               "RULES next to run_with_hygiene / check_arguments",
-}
+IMPORTS_FROM_ANSWER_MODULES: dict[str, str] = {}
 
 
 @dataclass(frozen=True)

@@ -87,14 +87,13 @@ def solution_imports(source: str) -> set[str]:
 
 
 @pytest.mark.parametrize("path", LABS, ids=lambda p: p.stem)
-def test_a_worker_lab_sets_up_without_its_own_answers(path):
-    """A lab graded in the worker runs its set-up cells there (all but those tagged
-    checks-only), where the only answers are the earlier chapters' it lists in
-    `earlier_answers`: a set-up cell importing any other answer (its own above all) would fail
-    for every student."""
+def test_every_lab_is_graded_in_the_worker_and_sets_up_without_its_own_answers(path):
+    """Every lab says `"worker": true`: its student cells never run in the judge's kernel. It
+    runs its set-up cells in the worker (all but those tagged checks-only), where the only
+    answers are the earlier chapters' it lists in `earlier_answers`: a set-up cell importing
+    any other answer (its own above all) would fail for every student."""
     lab = load_lab(path)
-    if not lab.in_worker:
-        pytest.skip("graded in the judge's kernel until it is moved to the worker")
+    assert lab.in_worker, "a released lab is graded in the worker: set metadata.course.worker to true"
     setup = [c for c in lab.notebook.cells
              if c.cell_type == "code" and cell_kind(c) is None and not checks_only(c)]
     imported = set().union(*(solution_imports(c.source) for c in setup))
