@@ -33,7 +33,8 @@ What the simulation does:
     lists those that cleared something ([] when none did).
   - The rules, the context window, `usage`, the prompt cache and the reply's id all see the
     edited messages: `prompt_tokens` is the count before minus `cleared_input_tokens`, and the
-    cache misses from the first cleared message on. A cleared result is no longer memory: a
+    cache misses from the first cleared message on; a prompt over the model's window that the
+    edit brings under it is served (the edit runs first). A cleared result is no longer memory: a
     request that needs it again makes the call again. The trace gets a step `context_editing`.
   - The reply carries `context_management` when the request did; a streamed reply carries it on
     the chunk with the `finish_reason` (as Anthropic's stream sends it in `message_delta`).
@@ -56,6 +57,7 @@ EDIT_TYPE = "clear_tool_uses_20250919"
 PLACEHOLDER = "[tool result cleared by context management]"
 CLEARED_INPUT = "{}"
 FIELD = "context_management"
+NAMED_IN_TRACE = 10  # cleared tool uses the trace names one by one
 EDIT_KEYS = {"type", "trigger", "keep", "clear_at_least", "exclude_tools", "clear_tool_inputs"}
 
 
@@ -200,8 +202,8 @@ def _clear_tool_uses(messages, edit: ClearToolUses, fixed_tokens, message_tokens
         if gain:
             cleared.append(use)
             freed += gain
-    excluded = len(old) - len(candidates)
-    kept = (f"the last {min(edit.keep, len(uses))} tool use{'s' * (min(edit.keep, len(uses)) != 1)} kept"
+    excluded, last = len(old) - len(candidates), min(edit.keep, len(uses))
+    kept = ((f"the last {last} tool use{'s' * (last != 1)} kept" if last else "no tool use kept")
             + (f", {excluded} of excluded tools kept" if excluded else ""))
     if not cleared:
         return messages, None, _step(f"the prompt holds {total} input tokens, over the trigger of "
@@ -212,7 +214,9 @@ def _clear_tool_uses(messages, edit: ClearToolUses, fixed_tokens, message_tokens
             f"the prompt holds {total} input tokens, over the trigger of {edit.trigger}; clearing "
             f"{len(cleared)} tool use{'s' * (len(cleared) != 1)} would free only {freed}, fewer "
             f"than clear_at_least {edit.clear_at_least}: nothing cleared")
-    names = ", ".join(f"{u.name} {u.id}" for u in cleared)
+    names = ", ".join(f"{u.name} {u.id}" for u in cleared[:NAMED_IN_TRACE])
+    if len(cleared) > NAMED_IN_TRACE:  # a long run would drown the trace
+        names += f" and {len(cleared) - NAMED_IN_TRACE} more"
     what = "results and inputs" if edit.clear_tool_inputs else "results"
     step = _step(f"the prompt holds {total} input tokens, over the trigger of {edit.trigger}: "
                  f"cleared the {what} of {len(cleared)} tool use{'s' * (len(cleared) != 1)} "

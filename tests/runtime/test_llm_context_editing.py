@@ -231,6 +231,24 @@ def test_the_trace_names_the_cleared_tool_uses_and_the_tokens_freed(client):
     assert steps[:2] == ["validation", "context_editing"]
 
 
+def test_a_long_trace_names_ten_cleared_tool_uses_and_counts_the_rest(client):
+    got = create(client, agent_run(["read_file"] * 15, size=40), edit(trigger=tokens(1000), keep=keep(1)))
+    assert applied(got)[0]["cleared_tool_uses"] == 14
+    text = " ".join(str(course.llm.explain(got)).split())
+    assert "read_file call_9" in text and "read_file call_10" not in text and "and 4 more" in text
+
+
+def test_a_prompt_over_the_window_that_the_edit_brings_under_it_is_served(client):
+    """The edit runs before the window check, as a provider clears before the model reads."""
+    messages = agent_run(["read_file"] * 8, size=200)
+    small = "teaching-model-8k"
+    with pytest.raises(openai.BadRequestError, match="maximum context length"):
+        client.chat.completions.create(model=small, messages=messages, tools=TOOLS)
+    got = client.chat.completions.create(model=small, messages=messages, tools=TOOLS,
+                                         extra_body=edit(trigger=tokens(4000), keep=keep(1)))
+    assert got.usage.prompt_tokens < 8192 and applied(got)[0]["cleared_tool_uses"] == 7
+
+
 def test_edits_apply_in_order_and_an_empty_list_applies_none(client):
     messages = agent_run(["read_file"] * 6)
     assert applied(create(client, messages, {"context_management": {"edits": []}})) == []
