@@ -3,8 +3,10 @@
     pytest --lab-mode=solved   labs/01_agent_loop_lab.ipynb   every cell must pass with the
                                                               reference solution injected
     pytest --lab-mode=unsolved labs/01_agent_loop_lab.ipynb   every check must fail on the stubs
-    pytest --lab-mode=grade    path/to/student_copy.ipynb     checks restored from the released
-                                                              lab, per-cell timeout; one test per check
+    pytest --lab-mode=grade    path/to/student_copy.ipynb     graded as course.grade grades it
+                                                              (the answer key under strict nbval,
+                                                              the exercises in a confined worker);
+                                                              one test per check
 Options: --lab-timeout SECONDS (per cell, default 60), --labs-dir DIR (released labs, default the
 course's labs/). A notebook is matched to its released lab by `course.labs.match_lab`, as
 `course.grade` does, with the same fallback and the same messages.
@@ -35,6 +37,8 @@ import pytest
 
 from course import labs as labs_module
 from course.checks import failure_message
+from course.grade.nbval_engine import run_nbval
+from course.labs import confinement
 from course.paths import LABS_DIR
 
 MODES = ("solved", "unsolved", "grade")
@@ -105,16 +109,35 @@ class LabNotebook(pytest.File):
                 name = labs_module.cell_key(cell) if kind == "check" else f"cell-{index}"
                 yield LabCell.from_parent(self, name=name, index=index)
 
-    def outcome(self) -> labs_module.LabRun:
+    def outcome(self) -> labs_module.LabRun | dict[str, tuple[str, str]]:
+        """A solved or unsolved run (a LabRun); in grade mode, check key -> (status, detail)."""
         if self._outcome is None:
-            if self.mode == "grade":  # in a fresh working folder, as course.grade runs it
-                nb, _ = labs_module.graded(self.lab, self.student)
-                with tempfile.TemporaryDirectory(prefix="course-grade-") as cwd:
-                    self._outcome = labs_module.run(self.lab, nb, timeout=self.timeout, cwd=Path(cwd))
+            if self.mode == "grade":
+                self._outcome = self._graded()
             else:
                 nb = labs_module.solved(self.lab) if self.mode == "solved" else self.lab.notebook
                 self._outcome = labs_module.run(self.lab, nb, timeout=self.timeout)
         return self._outcome
+
+
+    def _graded(self) -> dict[str, tuple[str, str]]:
+        """Grade the student's copy through the one grading path (course.grade's): its
+        graded copy of the answer key, run by pytest + strict nbval in a fresh folder."""
+        if self.lab.in_worker and confinement.problem():
+            raise pytest.UsageError(f"cannot grade {self.path.name} confined here: {confinement.problem()} "
+                                    f"(python -m course.grade --unconfined grades without the sandbox)")
+        nb, program, self.notes = labs_module.nbval_graded(self.lab, self.student, self.path.stem,
+                                                           self.path.name)
+        with tempfile.TemporaryDirectory(prefix="course-grade-") as work:
+            work = Path(work)
+            copy = labs_module.write_graded(work / self.lab.lab_id / self.lab.path.name, nb, program,
+                                            timeout=self.timeout)
+            cases, output = run_nbval([copy], self.timeout, work, "plugin")
+        found = {c["course_key"]: (c["course_status"], c["course_detail"])
+                 for c in cases if c["course_kind"] == "check"}
+        tail = " ".join(output.strip().splitlines()[-3:])
+        return {key: found.get(key, ("not graded", f"nbval did not report on this check: {tail}"))
+                for key in (labs_module.cell_key(c) for _, c in self.lab.checks())}
 
 
 class LabCell(pytest.Item):
@@ -123,6 +146,12 @@ class LabCell(pytest.Item):
         self.index = index
 
     def runtest(self):
+        if self.parent.mode == "grade":
+            status, detail = self.parent.outcome()[self.name]
+            if status != "pass":
+                notes = "".join(f"\n  note: {n}" for n in self.parent.notes)
+                raise LabCellFailure(f"{status}: {detail}{notes}")
+            return
         result = next(r for r in self.parent.outcome().results if r.index == self.index)
         if self.parent.mode == "unsolved":
             if result.status == "passed":

@@ -49,8 +49,8 @@ from course.grade.submissions import (GRADED_MARK, OUTPUT_FILES, Submission, col
 # Importable from course.grade before it was split: the names it took from other modules.
 from course import reflections  # noqa: F401
 from course.labs import (Lab, LabError, cell_key, cell_points, cell_problem,  # noqa: F401
-                         find_released_labs, graded, load_lab, match_lab, nbval_graded,
-                         not_attempted, read_notebook, run, whole)
+                         find_released_labs, load_lab, match_lab, nbval_graded,
+                         not_attempted, read_notebook, whole)
 from course.paths import LABS_DIR, LESSONS_DIR, REPO_ROOT  # noqa: F401
 
 __all__ = [

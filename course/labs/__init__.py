@@ -12,23 +12,23 @@ module, with tagged cells (see AUTHORING.md, Labs):
               check's verdict must pass and no cell may end in an error
     unsolved  the lab as released; every check's verdict must fail (a check that passes on
               the stubs cannot tell right from wrong), and no cell may end in an error
-    grade     a student's copy: only the exercise cells are taken from it, everything else
-              from the released lab; each check cell runs *bare* (its asserts without the
-              verdict machinery) and passes only if it ends without an error and prints a
-              one-time receipt; a per-cell timeout; scored by check
+    grade     a student's copy: only the exercise cells are taken from it (`graded_exercises`),
+              everything else from the released lab's answer key; the exercises run in a
+              confined worker and the checks, bare, beside them under strict nbval
+              (`nbval_graded`); scored by check
 
 Solved and unsolved runs read the verdicts the student sees (`application/vnd.course.check+json`
-outputs). A graded run never does: the student's code runs in the same kernel and could forge
-them. It is judged from outside the kernel instead (`judge_bare_check`).
+outputs). A graded run never does: its verdicts are nbval's comparison with the answer key,
+decided in a kernel where no student code has run.
 
 Where each part lives:
 
     lab.py           the Lab record, cell tags and points, reading and matching lab notebooks
     screening.py     exercise code that imports the answers or reaches into the machinery
-    variants.py      the solved and the graded notebook, bare checks and their receipts
+    variants.py      the solved notebook, the exercises a grader takes from a student
     answer_keys.py   the answer key and the graded copies nbval runs against it
     running.py       running a notebook in a fresh kernel; CellResult, LabRun
-    judging.py       judging a check from its verdict, or from its receipt when run bare
+    judging.py       judging a check of a solved or unsolved run from its verdict
     run_problems.py  what is wrong with a solved or an unsolved run
     wire.py          what crosses between the judge and the worker: JSON, handles, no pickles
     worker.py        the worker process that runs a graded student's exercises
@@ -49,7 +49,7 @@ from course.labs.wire import (EXERCISE_FILE, MAX_CONTAINERS, MAX_DEPTH, MAX_ITEM
                               TRUSTED_MODULES, CallTimeout, Codec, Endpoint, LineReader, Remote,
                               RemoteError, WireError, trusted_class)
 from course.labs.worker import main, run_cells
-from course.labs.judging import NO_VERDICT, judge_bare_check, judge_verdict_check, verdict_of
+from course.labs.judging import NO_VERDICT, judge_verdict_check, verdict_of
 from course.labs.lab import (CHECKS_ONLY, LAB_NAME, Lab, LabError, cell_key, cell_kind, cell_points,
                              checks_only, defined_names, find_released_labs, load_lab, match_lab, read_notebook, whole)
 from course.labs.run_problems import solved_problems, unsolved_problems
@@ -58,8 +58,8 @@ from course.labs.running import (SETUP_TIMEOUT, TIMEOUT_ENAME, CellResult, LabRu
 from course.labs.running import _socket_dir  # noqa: F401  (course.pytest_plugin's kernels use it)
 from course.labs.screening import (IMPORTS_SOLUTIONS, LESSON_SUPPORT, MACHINERY, checks_only_names,
                                    imports_answers)
-from course.labs.variants import (RECEIPT_PREFIX, bare_check, exercises_worked, graded, not_attempted,
-                                  solved, student_answers)
+from course.labs.variants import (exercises_worked, graded_exercises, not_attempted, solved,
+                                  student_answers)
 
 # Importable from course.labs before it was split (tests import parse_check_cell from here).
 from course.checks import MIME, CheckCellError, failure_message, parse_check_cell  # noqa: F401
@@ -72,8 +72,7 @@ __all__ = [
     # screening.py
     "IMPORTS_SOLUTIONS", "LESSON_SUPPORT", "MACHINERY", "checks_only_names", "imports_answers",
     # variants.py
-    "RECEIPT_PREFIX", "bare_check", "exercises_worked", "graded", "not_attempted", "solved",
-    "student_answers",
+    "exercises_worked", "graded_exercises", "not_attempted", "solved", "student_answers",
     # answer_keys.py
     "PROGRAM_SUFFIX", "SCRATCH_SUFFIX", "VERDICT_LINE", "Program", "answer_key",
     "nbval_check_source", "nbval_graded", "nbval_notebook", "nbval_solved", "nbval_unsolved",
@@ -96,7 +95,7 @@ __all__ = [
     "SETUP_TIMEOUT", "TIMEOUT_ENAME", "CellResult", "LabRun", "cell_problem", "run", "run_solved",
     "run_unsolved",
     # judging.py
-    "NO_VERDICT", "judge_bare_check", "judge_verdict_check", "verdict_of",
+    "NO_VERDICT", "judge_verdict_check", "verdict_of",
     # run_problems.py
     "solved_problems", "unsolved_problems",
 ]

@@ -18,7 +18,7 @@ import nbformat
 
 from course.checks import parse_check_cell
 from course.labs.lab import Lab, cell_key, cell_kind, checks_only, defined_names
-from course.labs.variants import graded
+from course.labs.variants import graded_exercises
 
 VERDICT_LINE = "✓ {key}\n"
 
@@ -130,11 +130,10 @@ def nbval_notebook(released: Lab, exercises: dict[str, str], graded_as: dict,
 def nbval_graded(released: Lab, student: nbformat.NotebookNode, student_name: str = "",
                  notebook: str = "") -> tuple[nbformat.NotebookNode, Program, list[str]]:
     """The graded copy nbval runs, its worker's program with the student's exercise cells, and
-    notes. Like `graded`: every other cell comes from the release (checks restored), and an
-    exercise that imports the reference solutions, or is missing, is the stub.
+    notes (`graded_exercises`): every other cell comes from the release (checks restored), and
+    an exercise that imports the reference solutions, or is missing, is the stub.
     """
-    answers, notes = graded(released, student)
-    exercises = {cell_key(c): c.source for c in answers.cells if cell_kind(c) == "exercise"}
+    exercises, notes = graded_exercises(released, student)
     nb, program = nbval_notebook(released, exercises, {"student": student_name, "notebook": notebook})
     return nb, program, notes
 

@@ -1,9 +1,10 @@
-"""Judging a cell after it ran: the verdict a check displayed (`judge_verdict_check`), or, for a
-check run bare by the grader, its receipt and the kernel's execute reply alone
-(`judge_bare_check`), and the exception a cell ended in."""
+"""Judging a cell of a lab run as the student runs it (solved and unsolved proofs, the
+plugin's solved and unsolved modes): the verdict a check displayed (`judge_verdict_check`) and
+the exception a cell ended in. Graded work is never judged here: course.grade and the
+plugin's grade mode run the answer key under nbval (course.labs.answer_keys)."""
 from __future__ import annotations
 
-from course.checks import MIME, failure_message
+from course.checks import MIME
 from course.labs.lab import cell_key
 
 NO_VERDICT = "the check did not run to its end (the cell was changed or cut short while it ran): no verdict"
@@ -42,22 +43,6 @@ def verdict_of(cell) -> dict | None:
         if output.get("output_type") in ("display_data", "execute_result") and MIME in data:
             found = data[MIME]
     return found
-
-
-def judge_bare_check(cell, reply: dict | None) -> tuple[str, str, str | None]:
-    """(status, what to fix, exception type) for a check run bare (see `bare_check`).
-
-    Decided from the kernel's execute reply and the receipt alone: whatever the student's code
-    printed or displayed, or did to `course.checks`, `check` or IPython's display, it cannot
-    turn an exception into a pass or print a receipt it never saw.
-    """
-    meta = cell.metadata.get("course", {})
-    error = _error_of(cell, reply) or _error_output(cell)  # an error output alone fails too
-    if error:
-        return "failed", failure_message(error[0], error[1], meta.get("hint", "")), error[0]
-    if meta.get("receipt") not in _stdout(cell).splitlines():
-        return "failed", NO_VERDICT, None
-    return "passed", "", None
 
 
 def judge_verdict_check(cell, reply: dict | None) -> tuple[str, str, str | None]:

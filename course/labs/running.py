@@ -12,8 +12,7 @@ from pathlib import Path
 
 import nbformat
 
-from course.labs.judging import (_error_of, _error_text, _stdout, judge_bare_check,
-                                 judge_verdict_check)
+from course.labs.judging import _error_of, _error_text, _stdout, judge_verdict_check
 from course.labs.lab import Lab, cell_key, cell_kind, cell_points
 from course.labs.variants import solved
 
@@ -85,8 +84,9 @@ def run(lab: Lab, nb: nbformat.NotebookNode, timeout: float = 120, cwd: Path | N
 
     A cell running longer than `timeout` seconds is interrupted and counted as a timeout (the
     lab's own set-up cells get at least SETUP_TIMEOUT, so a slow machine does not cost a
-    student every check); a dead kernel marks the cells after it as not run. Check cells are judged by their receipt
-    when `graded` made them bare, else by the verdict they display.
+    student every check); a dead kernel marks the cells after it as not run. Check cells are
+    judged by the verdict they display: this runs a lab as the student does (graded work is
+    judged under nbval, never here).
     """
     from nbclient import NotebookClient
     from nbclient.exceptions import DeadKernelError
@@ -136,8 +136,7 @@ def _result(index, kind, key, points, cell, reply, timeout) -> CellResult:
                           f"Timeout: the cell ran longer than {timeout:g} s and was interrupted "
                           f"(an infinite loop?)", points, "Timeout")
     if kind == "check":
-        judge = judge_bare_check if "receipt" in cell.metadata.get("course", {}) else judge_verdict_check
-        status, message, error_type = judge(cell, reply)
+        status, message, error_type = judge_verdict_check(cell, reply)
         return CellResult(index, kind, key, status, message, points, error_type)
     if kind == "tally":
         return CellResult(index, kind, key, "failed" if _error_of(cell, reply) else "passed",

@@ -90,3 +90,23 @@ def tiny(tmp_path_factory) -> Tiny:
     nbformat.write(tiny_lab_notebook(), folder / f"{TINY_LAB}.ipynb")
     (folder / "tiny_solution.py").write_text(SOLUTION, encoding="utf-8")
     return Tiny(folder)
+
+
+def grade_one(lab, student: nbformat.NotebookNode, timeout: float = 60) -> dict[str, tuple[str, str]]:
+    """check key -> (status, detail) for one student copy graded as course.grade grades it:
+    its graded copy of the answer key, run by pytest + strict nbval in a fresh folder."""
+    import tempfile
+
+    from course.grade import run_nbval
+    from course.labs import nbval_graded, write_graded
+
+    nb, program, _ = nbval_graded(lab, student, "student", lab.path.name)
+    with tempfile.TemporaryDirectory(prefix="course-grade-one-") as work:
+        work = Path(work)
+        copy = write_graded(work / lab.lab_id / lab.path.name, nb, program, timeout=timeout)
+        cases, output = run_nbval([copy], timeout, work, "one")
+    found = {c["course_key"]: (c["course_status"], c["course_detail"])
+             for c in cases if c["course_kind"] == "check"}
+    assert found, output[-2000:]
+    return found
+

@@ -4,7 +4,7 @@ Each student of this class writes a wrong `add` (it returns -1) and then tries t
 verdicts from their exercise cell: rebinding `check`, patching `course.checks`, printing and
 displaying fake verdicts, patching IPython's display, hiding the error, writing the exact
 verdict nbval expects to the cell's own output while hiding the error, blanking the check
-cells before they run, and stealing the check's receipt from the call stack. Graded (nbval
+cells before they run, and printing the verdict read from the running check's code. Graded (nbval
 against the answer key), every one of them scores nothing; an honest student with the right `add` scores its two checks. (In their own notebook
 the forgers fool only themselves: the grader never reads the verdicts a student sees.)
 """
@@ -59,17 +59,13 @@ FORGERS = {
         "            _real_stdout.write(line[len(\"print('\"):-2] + '\\n')  # exactly what nbval expects\n"
         "            _real_stdout.flush()\n"
         "    return -1\n"),
-    "steals_the_receipt": (
+    "reads_the_verdict_from_the_call_stack": (
         "import sys\n\n"
         "def add(a, b):\n"
-        "    caller = sys._getframe(1)\n"
+        "    caller = sys._getframe(1)  # the bare check: its last line prints the verdict\n"
         "    for const in caller.f_code.co_consts:\n"
-        "        if isinstance(const, str) and const.startswith('course-check-receipt-'):\n"
+        "        if isinstance(const, str) and const.startswith('\u2713 '):\n"
         "            print(const)\n"
-        "    for cell in caller.f_globals.get('In', []):\n"
-        "        for word in cell.replace(\"'\", ' ').split():\n"
-        "            if word.startswith('course-check-receipt-'):\n"
-        "                print(word)\n"
         "    return -1\n"),
 }
 HONEST = "def add(a, b):\n    return a + b\n"
@@ -106,7 +102,8 @@ def test_the_wrong_answer_is_reported_as_such(forged_class):
     rows, _ = forged_class
     detail = {r["student"]: r["detail"] for r in rows if r["check"] == "check-add-pair"}
     for forger in ("rebinds_check", "patches_course_checks", "prints_fake_verdicts", "patches_display",
-                   "hides_errors", "prints_the_verdict_and_hides_the_error", "steals_the_receipt"):
+                   "hides_errors", "prints_the_verdict_and_hides_the_error",
+                   "reads_the_verdict_from_the_call_stack"):
         assert detail[forger] == "add(2, 3) should be 5; got -1", forger
     assert "did not run to its end" in detail["blanks_later_cells"]
 
@@ -114,6 +111,6 @@ def test_the_wrong_answer_is_reported_as_such(forged_class):
 def test_reaching_into_the_machinery_is_pointed_out(forged_class):
     _, summary = forged_class
     for forger in ("patches_course_checks", "patches_display", "hides_errors", "blanks_later_cells",
-                   "prints_the_verdict_and_hides_the_error", "steals_the_receipt"):
+                   "prints_the_verdict_and_hides_the_error", "reads_the_verdict_from_the_call_stack"):
         section = summary.split(f"### {forger}")[1].split("###")[0]
         assert "reaches into the notebook's machinery" in section, forger

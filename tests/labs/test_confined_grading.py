@@ -216,7 +216,7 @@ def test_a_checks_only_cell_runs_beside_the_checks_and_never_in_the_worker(tmp_p
 def test_an_exercise_reading_a_checks_only_name_is_noted(tmp_path):
     """Such an exercise works in the student's kernel and fails where it is graded: the
     gradebook says why."""
-    from course.labs import Lab, graded
+    from course.labs import Lab, graded_exercises
     nb = tiny_lab_notebook()
     nb.cells.insert(2, nbformat.v4.new_code_cell("OFFSET = 0", metadata={"tags": ["checks-only"]}))
     nb.metadata["course"]["worker"] = True
@@ -224,6 +224,6 @@ def test_an_exercise_reading_a_checks_only_name_is_noted(tmp_path):
     student = copy.deepcopy(nb)
     add = next(c for c in student.cells if c.metadata.get("course", {}).get("key") == "add")
     add.source = "def add(a, b):\n    return a + b + OFFSET + len(PAIR)\n"
-    _, notes = graded(lab, student)
+    _, notes = graded_exercises(lab, student)
     assert notes == ["exercise 'add' reads OFFSET, which only the checks' set-up defines: graded "
                      "where those names do not exist"]

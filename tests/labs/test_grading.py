@@ -17,10 +17,10 @@ import pytest
 
 import course.grade
 import solutions.agent_loop
-from course.checks import parse_check_cell
 from course.grade import collect, shard_of
-from course.labs import (LabError, cell_key, cell_kind, find_released_labs, graded, load_lab,
-                         match_lab, not_attempted, read_notebook)
+from course.labs import (LabError, cell_key, cell_kind, find_released_labs, graded_exercises,
+                         load_lab, match_lab, nbval_check_source, nbval_graded, not_attempted,
+                         read_notebook)
 from course.paths import REPO_ROOT
 from tests.labs.conftest import SOLVED, TINY_LAB
 
@@ -181,20 +181,22 @@ def test_an_instructor_can_run_nbval_by_hand_on_a_graded_copy(gradebook, tmp_pat
 def test_graded_copy_takes_only_exercises_from_the_student():
     lab = load_lab(LAB)
     student = submission({"run_agent": "def run_agent(*a, **k):\n    return 1"}, edit_checks=lambda s: "pass")
-    student.cells[0].source = "tampered setup"
-    nb, notes = graded(lab, student)
-    by_index = {i: c.source for i, c in enumerate(nb.cells)}
-    for i, cell in enumerate(lab.notebook.cells):
-        if cell_kind(cell) == "exercise" and cell_key(cell) == "run_agent":
-            assert by_index[i] == "def run_agent(*a, **k):\n    return 1"
-        elif cell_kind(cell) == "check":  # the released check, bare, then its receipt
-            receipt = nb.cells[i].metadata["course"]["receipt"]
-            assert by_index[i] == parse_check_cell(cell.source).body + f"\nprint({receipt!r})"
-        elif cell_kind(cell) == "tally":
-            assert "tally(" not in by_index[i]
-        else:
-            assert by_index[i] == cell.source
-    assert notes == []
+    first_setup = next(i for i, c in enumerate(student.cells) if c.cell_type == "code" and not cell_kind(c))
+    student.cells[first_setup].source = "tampered setup"
+    exercises, notes = graded_exercises(lab, student)
+    stubs = {cell_key(c): c.source for _, c in lab.exercises()}
+    assert exercises == {**stubs, "run_agent": "def run_agent(*a, **k):\n    return 1"} and notes == []
+    nb, program, _ = nbval_graded(lab, student)
+    assert [c["source"] for c in program.cells if c["kind"] == "exercise"] == list(exercises.values())
+    setup = [c["source"] for c in program.cells if c["kind"] == "setup"]
+    assert "tampered setup" not in setup and lab.notebook.cells[first_setup].source in setup
+    for released, graded_cell in zip(lab.notebook.cells, nb.cells):
+        if cell_kind(released) == "check":  # the released check, bare: the student's "pass" is gone
+            assert graded_cell.source == nbval_check_source(released.source)
+        elif cell_kind(released) == "tally":
+            assert "tally(" not in graded_cell.source
+        elif cell_kind(released) != "exercise" and released.cell_type == "code":
+            assert graded_cell.source == released.source
 
 
 @pytest.mark.parametrize("content,reason", [
@@ -465,3 +467,20 @@ def test_the_pytest_plugin_works_from_any_folder(tiny, tmp_path):
                           capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert "unrecognized arguments" not in done.stderr, done.stderr
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+def test_the_pytest_plugin_grades_through_the_one_path(tiny, tmp_path):
+    """`pytest --lab-mode=grade` runs the graded copy of the answer key under nbval, as
+    course.grade does: one test per check, the failing one with the gradebook's detail and the
+    grader's notes; an import of the answers is graded as the stub."""
+    half = {"add": "def add(a, b):\n    return a + b", "shout": "from solutions.compaction import check_pairing as shout"}
+    nbformat.write(tiny.submission(half), tmp_path / f"{TINY_LAB}.ipynb")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rf",
+                           "--lab-mode=grade", f"--labs-dir={tiny.labs_dir}", f"{TINY_LAB}.ipynb"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "2 passed" in done.stdout and "1 failed" in done.stdout, done.stdout[-2000:]
+    assert "FAILED" in done.stdout and "check-shout" in done.stdout.split("FAILED", 1)[1]
+    assert "NotImplementedError: write shout" in done.stdout
+    assert "note: exercise 'shout' imports the reference solutions: the stub was graded" in done.stdout
+
