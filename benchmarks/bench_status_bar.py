@@ -8,24 +8,34 @@ Chapter 08 and over longer synthetic streams. A model call takes hundreds of mil
 bar must cost microseconds. The last column compares each stream with the shortest one (flat:
 the cost per event does not grow with the run).
 
-Part 2: the replay behind lesson 08's placement table and its widget, before and after the
-truth was carried forward (issue 35, item 1). Before, every request of the "end" placements
-recomputed `Run.status(k)` for every earlier step, each a replay from the start with a token
-count of a deep copy of the whole history: quadratic per request, cubic per run. `RunBefore`
-below keeps that implementation as the reference, so both are measured in this one run.
+Part 2: the replay behind lesson 08's placement table and its widget, before and after issue 35
+(item 1, and lesson 08's part of item 6), both measured in this one run. Before, request j of
+the "end" placements asked for `Run.status(k)` of every earlier step k, each a replay from the
+start with a token count of a deep copy of the whole history (quadratic per request, cubic per
+run), and every request went through the openai SDK's walk of each message against its
+parameter types. After, a replay carries its request forward (`replay_requests`: each step's
+status once, from the truth carried step by step) and hands the messages to the SDK in
+`extra_body` (the same bytes on the wire). `RunBefore` and `replay_usage_before` below keep the
+old implementation as the reference. Counts are exact; times are single runs (before) against
+the better of two (after) on a shared machine: read the ratios.
 """
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass, fields
 
 from timing import best_time  # noqa: E402
 import course.llm
-from lesson_support.status_bar import Run, load_run, replay_usage, request_messages
-from lesson_support.widgets.status_bar import ask
+import lesson_support.status_bar as status_bar
+import lesson_support.widgets.status_bar as widget
+from course.usage import read_usage
+from lesson_support.status_bar import (Run, load_run, replay_requests, replay_usage,
+                                       request_messages)
 from solutions.status_bar import new_status, render_status, replay, update_status
 
 STRATEGIES = (("none", "replace"), ("system", "replace"), ("end", "replace"), ("end", "append"))
+COUNTS: Counter = Counter()  # statuses asked for, token counts and the messages they tokenised
 
 
 @dataclass(frozen=True)
@@ -33,14 +43,47 @@ class RunBefore(Run):
     """The run with `status` as it was before: a replay of every event from the start."""
 
     def status(self, upto: int, target_args: dict | None = None, follow_up: bool = False) -> dict:
-        COUNT[0] += 1
         status = replay(self.events(upto, target_args), self.initial_status())
         if follow_up:
             status = replay([{"type": "clock", "now": self.follow_up["at"]}], status)
         return status
 
 
-COUNT = [0]  # statuses computed from scratch by RunBefore
+def replay_usage_before(run: Run, client, model: str, placement: str, mode: str = "replace",
+                        max_tokens: int = 64, requests: int | None = None, every: int = 1) -> list[dict]:
+    """replay_usage as it was before: each request built from scratch, sent through the SDK's walk."""
+    records = []
+    last = run.n_requests + 1 if requests is None else min(requests, run.n_requests + 1)
+    for j in range(1, last + 1):
+        follow = j == run.n_requests + 1
+        messages = request_messages(run, run.n_requests + 1 if follow else j, placement, mode,
+                                    follow_up=follow, every=every)
+        reply = client.chat.completions.create(model=model, messages=messages, tools=run.tools,
+                                               max_completion_tokens=max_tokens)
+        usage = read_usage(reply.usage)
+        records.append({"request": j, "prompt_tokens": usage.prompt,
+                        "cached_tokens": usage.cached, "completion_tokens": usage.completion})
+    return records
+
+
+def _counting() -> None:
+    """Count every status asked for and every token count of the lesson support, before and after."""
+    def statuses(method):
+        def counted(self, *args, **kwargs):
+            COUNTS["statuses"] += 1
+            return method(self, *args, **kwargs)
+        return counted
+
+    count = status_bar.count_request_tokens
+
+    def token_counts(messages, *args, **kwargs):
+        COUNTS["token counts"] += 1
+        COUNTS["messages tokenised"] += len(messages)
+        return count(messages, *args, **kwargs)
+
+    Run.status = statuses(Run.status)
+    RunBefore.status = statuses(RunBefore.status)
+    status_bar.count_request_tokens = token_counts
 
 
 def per_event(events, status) -> tuple[float, float]:
@@ -83,27 +126,56 @@ def seconds(fn) -> float:
     return time.perf_counter() - start
 
 
-def every_request(run, placement, mode) -> list:
-    """The messages of every request a replay sends (the run's, then the follow-up)."""
-    last = run.n_requests + 1
-    return [request_messages(run, last if j == last else j, placement, mode, follow_up=j == last)
-            for j in range(1, last + 1)]
+class Version:
+    """The run, the replay and the request builder of one side of the comparison."""
+
+    def __init__(self, before: bool):
+        self.before = before
+        self.replay_usage = replay_usage_before if before else replay_usage
+
+    def run(self) -> Run:
+        """A freshly loaded run: nothing carried over from an earlier measurement."""
+        run = load_run()
+        return RunBefore(**{f.name: getattr(run, f.name) for f in fields(Run)}) if self.before else run
+
+    def every_request(self, run, placement, mode) -> list:
+        """The messages of every request a replay sends (the run's, then the follow-up)."""
+        if not self.before:
+            return list(replay_requests(run, placement, mode))
+        last = run.n_requests + 1
+        return [request_messages(run, j, placement, mode, follow_up=j == last)
+                for j in range(1, last + 1)]
+
+    def lesson_cell(self, run) -> None:
+        """Lesson 08's placement table: each strategy replayed on a fresh teaching model."""
+        for placement, mode in STRATEGIES:
+            with course.llm.fresh_targets() as targets:
+                self.replay_usage(run, targets[0].client, targets[0].model, placement, mode)
+
+    def widget(self, run):
+        """The widget built as the lesson builds it (the replay under end, replace, then the
+        question at the starting request), with this side's run and replay."""
+        widget._usage.cache_clear()
+        widget.load_run, widget.replay_usage = (lambda name: run), self.replay_usage
+        try:
+            return widget.status_bar_replay(run)
+        finally:
+            widget.load_run, widget.replay_usage = load_run, replay_usage
+
+    def choose(self, box, run, choice) -> None:
+        """A placement chosen in the widget's dropdown for the first time (a replay, then the question)."""
+        widget.load_run, widget.replay_usage = (lambda name: run), self.replay_usage
+        try:
+            box.children[0].children[1].value = choice
+        finally:
+            widget.load_run, widget.replay_usage = load_run, replay_usage
 
 
-def replay_table(run) -> None:
-    """What lesson 08's cell 19 does: each strategy replayed on a fresh teaching model."""
-    for placement, mode in STRATEGIES:
-        with course.llm.serve() as server:
-            replay_usage(run, server.client(), course.llm.MODEL_NAME, placement, mode)
-
-
-def widget_change(run) -> None:
-    """What a dropdown change in the widget costs the first time: the replay under the new
-    placement, then the question asked at the widget's starting request."""
-    with course.llm.serve() as server:
-        client = server.client()
-        replay_usage(run, client, course.llm.MODEL_NAME, "end", "append")
-        ask(run, 41, "end", "append", 0, client, course.llm.MODEL_NAME)
+def compare(label: str, work) -> None:
+    """One row: `work(version)` timed before (once) and after (the better of two)."""
+    old = seconds(lambda: work(Version(before=True)))
+    new = min(seconds(lambda: work(Version(before=False))) for _ in range(2))
+    print(f"  {label:52s} {old:7.2f}s {new:7.2f}s {old / new:6.1f}x")
 
 
 def main() -> None:
@@ -119,23 +191,36 @@ def main() -> None:
         first = first or both
         print(f"{n:>7,} {update:>15.2f} {both:>16.2f} {both / first:>6.2f}")
 
-    before = RunBefore(**{f.name: getattr(run, f.name) for f in fields(Run)})
-    after = load_run()
-    assert every_request(before, "end", "append") == every_request(after, "end", "append")
-    COUNT[0] = 0
-    every_request(before, "end", "replace")
-    computed = COUNT[0]
+    _counting()
+    before, after = Version(before=True), Version(before=False)
+    for placement, mode in STRATEGIES:
+        assert before.every_request(before.run(), placement, mode) == \
+            after.every_request(after.run(), placement, mode), (placement, mode)
     print(f"\nlesson 08's replay ({run.n_requests} requests and the follow-up), before -> after:")
-    print(f"  statuses computed from scratch for one end-placement replay: {computed:,} -> "
-          f"{len(run.steps) + 1} (once per step, carried forward)")
-    rows = (("build every request's messages (end, replace)", lambda r: every_request(r, "end", "replace")),
-            ("cell 19: four strategies on fresh teaching models", replay_table),
-            ("widget: a new placement chosen", widget_change))
-    print(f"  {'':50s} {'before':>8} {'after':>8} {'ratio':>7}")
-    for label, work in rows:
-        old = seconds(lambda: work(before))
-        new = min(seconds(lambda: work(load_run())), seconds(lambda: work(load_run())))
-        print(f"  {label:50s} {old:7.2f}s {new:7.2f}s {old / new:6.1f}x")
+    print(f"  {'one end, replace replay builds its requests':52s} {'before':>8} {'after':>8} {'ratio':>7}")
+    counted = []
+    for version in (before, after):
+        COUNTS.clear()
+        version.every_request(version.run(), "end", "replace")
+        counted.append(dict(COUNTS))
+    for what, label in (("statuses", "statuses computed"), ("token counts", "token counts"),
+                        ("messages tokenised", "messages tokenised")):
+        old, new = counted[0][what], counted[1][what]
+        print(f"  {label:52s} {old:8,} {new:8,} {old / new:6.1f}x")
+    print(f"\n  {'seconds':52s} {'before':>8} {'after':>8} {'ratio':>7}")
+    compare("build every request's messages (end, replace)",
+            lambda v: v.every_request(v.run(), "end", "replace"))
+    compare("lesson 08's cell 12: four strategies, fresh models", lambda v: v.lesson_cell(v.run()))
+    compare("widget: built (end, replace at its first request)", lambda v: v.widget(v.run()))
+    for label, choice in (("no bar", ("none", "replace")), ("system prompt", ("system", "replace")),
+                          ("end, append", ("end", "append"))):
+        def react(version, choice=choice):
+            run = version.run()
+            box = version.widget(run)
+            return seconds(lambda: version.choose(box, run, choice))
+        old = react(before)
+        new = min(react(after) for _ in range(2))
+        print(f"  {'widget: dropdown to ' + label:52s} {old:7.2f}s {new:7.2f}s {old / new:6.1f}x")
 
 
 if __name__ == "__main__":

@@ -144,6 +144,13 @@ def bar_in_system_prompt(messages: list[dict], block: str) -> list[dict]:
     return [{**first, "content": f"{first['content']}\n\n{block}"}, *rest]
 
 
+def _check(placement: str, every: int) -> None:
+    if placement not in PLACEMENTS:
+        raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise ValueError(f"every must be a whole number of requests >= 1, got {every!r}")
+
+
 def request_messages(run: Run, upto: int, placement: str = "end", mode: str = "replace",
                      follow_up: bool | str = False, bar=render_status, status_of=None,
                      keep_steps: int | None = None, every: int = 1) -> list[dict]:
@@ -161,10 +168,7 @@ def request_messages(run: Run, upto: int, placement: str = "end", mode: str = "r
     request k (default: the truth, run.status). `keep_steps` drops all but the last steps from
     the history (a sliding window by steps; only with replace at every request).
     """
-    if placement not in PLACEMENTS:
-        raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
-    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-        raise ValueError(f"every must be a whole number of requests >= 1, got {every!r}")
+    _check(placement, every)
     status_of = status_of or (lambda k, last=False: run.status(k, follow_up=last))
     question = [run.follow_up_message(text=None if follow_up is True else follow_up)] if follow_up else []
     if placement == "end" and keep_steps is None:
@@ -189,21 +193,51 @@ def request_messages(run: Run, upto: int, placement: str = "end", mode: str = "r
     return place_status(messages, block, mode)
 
 
+def replay_requests(run: Run, placement: str, mode: str = "replace", every: int = 1,
+                    requests: int | None = None):
+    """The messages of every request a replay sends, in order: requests 1 .. n of the run, then
+    the follow-up (or only the first `requests`); each equal to `request_messages(run, j,
+    placement, mode, follow_up=j == n + 1, every=every)`.
+
+    The end placements are carried forward as the agent loop carries them: request j is request
+    j-1 with step j-1 added (and a fresh bar when one is due), so each step's status is asked for
+    once in the whole replay, not once per later request. The requests share their message
+    dicts: send them, do not change them."""
+    _check(placement, every)
+    last = run.n_requests + 1 if requests is None else min(requests, run.n_requests + 1)
+    if placement != "end":
+        for j in range(1, last + 1):
+            yield request_messages(run, j, placement, mode, follow_up=j == run.n_requests + 1,
+                                   every=every)
+        return
+    messages = run.history(0)
+    for j in range(1, last + 1):
+        messages = messages + copy.deepcopy(run.steps[j - 1]["messages"])
+        if j == run.n_requests + 1:
+            yield place_status(messages + [run.follow_up_message()],
+                               render_status(run.status(j, follow_up=True)), mode)
+        else:
+            if (j - 1) % every == 0:
+                messages = place_status(messages, render_status(run.status(j)), mode)
+            yield messages
+
+
 def replay_usage(run: Run, client, model: str, placement: str, mode: str = "replace",
                  max_tokens: int = 64, requests: int | None = None, every: int = 1) -> list[dict]:
     """Send every request of the run (then the follow-up) under one strategy, or only the first
     `requests`; one usage record per request: {"request", "prompt_tokens", "cached_tokens",
     "completion_tokens"}, read by course.usage.read_usage (None: not reported by the provider,
     e.g. cached_tokens on Ollama). `max_tokens` is sent as max_completion_tokens, the parameter
-    every provider accepts (OpenAI's reasoning models refuse max_tokens)."""
+    every provider accepts (OpenAI's reasoning models refuse max_tokens).
+
+    The messages go in `extra_body`, which the openai SDK merges into the JSON body as they are:
+    the same bytes on the wire, without the SDK's walk of every message against its parameter
+    types first (half of a replay's time: the messages are plain wire-format dicts already)."""
     records = []
-    last = run.n_requests + 1 if requests is None else min(requests, run.n_requests + 1)
-    for j in range(1, last + 1):
-        follow = j == run.n_requests + 1
-        messages = request_messages(run, run.n_requests + 1 if follow else j, placement, mode,
-                                    follow_up=follow, every=every)
-        reply = client.chat.completions.create(model=model, messages=messages, tools=run.tools,
-                                               max_completion_tokens=max_tokens)
+    for j, messages in enumerate(replay_requests(run, placement, mode, every, requests), start=1):
+        reply = client.chat.completions.create(model=model, messages=[], tools=run.tools,
+                                               max_completion_tokens=max_tokens,
+                                               extra_body={"messages": messages})
         usage = read_usage(reply.usage)
         records.append({"request": j, "prompt_tokens": usage.prompt,
                         "cached_tokens": usage.cached, "completion_tokens": usage.completion})

@@ -160,3 +160,87 @@ def test_a_replay_counts_the_history_once_per_step_not_once_per_earlier_step(mon
     for j in range(1, last + 1):
         request_messages(run, j, "end", "replace", follow_up=j == last)
     assert len(counted) <= len(run.steps) + 2
+
+
+# ------------------------------------------------------------------ a replay, carried forward
+
+def _wire(bodies: list):
+    """An openai client whose transport keeps each request's body and answers a fixed reply."""
+    import httpx2
+    import openai
+
+    reply = {"id": "r", "object": "chat.completion", "created": 0, "model": "m",
+             "choices": [{"index": 0, "finish_reason": "stop",
+                          "message": {"role": "assistant", "content": "ok"}}],
+             "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11,
+                       "prompt_tokens_details": {"cached_tokens": 4}}}
+
+    def answer(request):
+        bodies.append(request.content)
+        return httpx2.Response(200, json=reply)
+
+    return openai.OpenAI(api_key="k", base_url="http://replay.invalid/v1", max_retries=0,
+                         http_client=httpx2.Client(transport=httpx2.MockTransport(answer)))
+
+
+@pytest.mark.parametrize("placement, mode", [("none", "replace"), *STRATEGIES])
+@pytest.mark.parametrize("every", [1, 5])
+def test_a_replay_sends_what_request_messages_builds_for_each_request(placement, mode, every):
+    from lesson_support.status_bar import replay_requests
+    last = RUN.n_requests + 1
+    sent = list(replay_requests(RUN, placement, mode, every))
+    assert len(sent) == last
+    for j, messages in enumerate(sent, start=1):
+        built = request_messages(RUN, j, placement, mode, follow_up=j == last, every=every)
+        assert messages == built, j
+        assert list(map(is_status_message, messages)) == list(map(is_status_message, built)), j
+    assert len(list(replay_requests(RUN, placement, mode, every, requests=7))) == 7
+
+
+def test_a_replay_puts_the_same_bytes_on_the_wire_as_a_plain_create():
+    """replay_usage hands the messages to the SDK in extra_body (skipping its type walk): the
+    body sent is byte for byte the one `create(messages=...)` sends."""
+    replayed, plain = [], []
+    client = _wire(replayed)
+    records = replay_usage(RUN, client, "m", "end", "append", requests=6)
+    assert records[-1] == {"request": 6, "prompt_tokens": 10, "cached_tokens": 4,
+                           "completion_tokens": 1}
+    client = _wire(plain)
+    for j in range(1, 7):
+        client.chat.completions.create(model="m", messages=request_messages(RUN, j, "end", "append"),
+                                       tools=RUN.tools, max_completion_tokens=64)
+    assert replayed == plain and len(plain) == 6
+
+
+@pytest.mark.parametrize("placement, mode", STRATEGIES)
+def test_a_replay_of_twice_the_steps_does_twice_the_work_not_four_times(monkeypatch, placement, mode):
+    """Before, request j of the end placements asked for the status of every step before it,
+    each a replay from the start with a token count of the whole history: N steps cost about
+    N**2 / 2 statuses and token counts (1,540 for the lesson's run). Carried forward, each
+    step's status is computed once, and the history's tokens are counted step by step."""
+    import dataclasses
+    import lesson_support.status_bar as module
+
+    counted = {"statuses": 0, "token counts": 0}
+    status, count = module.Run.status, module.count_request_tokens
+
+    def counting_status(self, *args, **kwargs):
+        counted["statuses"] += 1
+        return status(self, *args, **kwargs)
+
+    def counting_tokens(*args, **kwargs):
+        counted["token counts"] += 1
+        return count(*args, **kwargs)
+
+    monkeypatch.setattr(module.Run, "status", counting_status)
+    monkeypatch.setattr(module, "count_request_tokens", counting_tokens)
+
+    def work(steps: int) -> dict:
+        run = dataclasses.replace(RUN, steps=RUN.steps[:steps])  # a fresh run, nothing cached
+        counted.update(dict.fromkeys(counted, 0))
+        assert len(replay_usage(run, _wire([]), "m", placement, mode)) == steps
+        return dict(counted)
+
+    small, large = work(20), work(40)
+    assert large["statuses"] == 2 * small["statuses"] == 2 * 20
+    assert small["token counts"] < large["token counts"] <= 2 * small["token counts"]
