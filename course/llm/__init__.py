@@ -20,6 +20,12 @@ answer every run. Set these environment variables to use a real provider instead
     model_table()  -> the teaching model's names: (name, context window in tokens, what for);
                       a request over its window gets OpenAI's HTTP 400 context_length_exceeded
 
+`temperature`, `top_p` and `seed` are taken as OpenAI takes them, with one difference: an
+omitted temperature is 0 (OpenAI's default is 1), so every lesson gets the same reply every run.
+Above 0, the rules' choices among scored candidates (which tool, which enum value, whether a
+skill is loaded) are drawn from a softmax of scores that come from the context, reproducibly
+per seed (course/llm/sampling.py; the trace shows each draw).
+
 Beyond OpenAI's API, the teaching model simulates one feature of another provider: Anthropic's
 context editing (`extra_body={"context_management": {"edits": [{"type":
 "clear_tool_uses_20250919", ...}]}}`): past a trigger, the oldest tool results are cleared

@@ -5,11 +5,13 @@ import argparse
 import time
 
 from course.llm import model_table, serve
+from course.llm.sampling import CHOICES
 
 
 def main(argv=None) -> int:
     names = "\n".join(f"  {name:<20} {window:>9,} tokens  {about}"
                       for name, window, about in model_table())
+    choices = "\n".join(f"  {where}:\n    {scores}" for where, scores in CHOICES)
     parser = argparse.ArgumentParser(
         prog="python -m course.llm", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -18,6 +20,15 @@ def main(argv=None) -> int:
                f"HTTP 400,\ncode context_length_exceeded, as OpenAI answers it. stream=True "
                f"is answered with Server-Sent\nEvents of chat.completion.chunk "
                f"(stream_options include_usage adds a last usage chunk).\n\n"
+               f"Sampling: temperature (0 to 2), top_p (0 to 1) and seed (a 64-bit integer), as "
+               f"OpenAI takes\nthem; anything else is HTTP 400 naming the field. An omitted "
+               f"temperature is 0 here\n(OpenAI's default is 1): every choice is its "
+               f"best-scored candidate, the same reply every\nrun. Above 0 each choice below is "
+               f"drawn from softmax(score / temperature), cut to the\nmost probable candidates "
+               f"adding up to top_p (honoured), with draws fixed by the seed\n(derived from the "
+               f"prompt when none is sent): same seed and request, same reply, streamed\nor not. "
+               f"The trace (teaching_trace) shows candidates, scores, probabilities and the "
+               f"draw.\n{choices}\n\n"
                f"Simulated from another provider: Anthropic's context editing. A request with\n"
                f"context_management={{\"edits\": [{{\"type\": \"clear_tool_uses_20250919\", ...}}]}} "
                f"(trigger,\nkeep, clear_at_least, exclude_tools, clear_tool_inputs) has its oldest "

@@ -1,6 +1,7 @@
 """The chat completion for a request body (`POST /v1/chat/completions`), as a pure function of
 the body: validation, context editing (context_editing.py, when the request asks for it), the
-context window, the decision list, the reply and its usage. It runs in the server's thread or
+context window, the decision list (its choices drawn at the request's temperature and seed:
+sampling.py), the reply and its usage. It runs in the server's thread or
 in a worker process alike (server.py decides which)."""
 from __future__ import annotations
 
@@ -31,10 +32,14 @@ def answer(body) -> tuple[dict, list[int]]:
     asked = body.get("max_completion_tokens") or body.get("max_tokens")
     # over the window: HTTP 400 context_length_exceeded, before any rule reads the request
     tokens = prompt_in_window(spec, body["messages"], body.get("tools"), asked)
-    decision, ctx = decide(body, validated=True)
+    seed = hashlib.sha256(array("I", tokens).tobytes()).hexdigest()
+    decision, ctx = decide(body, validated=True, prompt_hash=seed)
     if edited is not None:
         ctx.trace[1:1] = edited.steps  # right after "validation": it happened before any rule
-    seed = hashlib.sha256(array("I", tokens).tobytes()).hexdigest()
+    sampler = ctx.sampler
+    if sampler.sampling:  # another draw is another reply: its ids differ too
+        seed = hashlib.sha256(f"{seed}:{float(sampler.temperature)!r}:{float(sampler.top_p)!r}:"
+                              f"{sampler.seed}".encode()).hexdigest()
     reply = reply_message(decision, ctx, seed)
     completion = completion_token_count(reply)
     room = spec.context_window - len(tokens)

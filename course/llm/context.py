@@ -6,7 +6,8 @@ is only an <agent_status> block is the harness's status bar, not a request) and 
 and result still visible in the window, each with its message index. It also collects the
 trace: every rule that looks at the request and finds something to say adds a step
 `{"rule", "why", "evidence"}` (evidence: message indices). Nothing here is remembered between
-requests.
+requests. Its `sampler` (sampling.py) makes the request's scored choices, at its temperature,
+and writes them into the same trace.
 
 Rules answer through two helpers that apply the `tool_choice` limits in one place:
 `ctx.call(...)` (refused when no call may be made; cut to one call when
@@ -21,6 +22,7 @@ from functools import cached_property
 
 from course.llm.answers import is_error_result, parse_arguments
 from course.llm.context_editing import PLACEHOLDER
+from course.llm.sampling import Sampler
 from course.llm.template import content_text
 
 
@@ -71,7 +73,7 @@ def show_call(name: str, args: dict | str) -> str:
 
 
 class Context:
-    def __init__(self, body: dict):
+    def __init__(self, body: dict, prompt_hash: str = ""):
         self.messages: list[dict] = body["messages"]
         self.tools: list[dict] = body.get("tools") or []
         self.tool_choice = body.get("tool_choice")
@@ -82,6 +84,8 @@ class Context:
         self.calls_allowed = bool(self.tools) and self.tool_choice != "none"
         self.must_call = bool(self.tools) and self.tool_choice == "required"
         self.trace: list[dict] = []
+        # temperature, top_p, seed (a seed derived from prompt_hash when sampling without one)
+        self.sampler = Sampler.from_body(body, prompt_hash, self.trace)
         self.notes: list[str] = []  # sentences every reply carries (e.g. an ignored instruction)
 
     # ---------------------------------------------------------------- reading the window

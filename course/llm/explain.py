@@ -3,6 +3,8 @@
 The teaching model adds one field to every reply that no real provider sends: `teaching_trace`,
 a list of steps `{"rule", "why", "evidence"}` (evidence: indices into the request's messages).
 The `openai` SDK keeps unknown fields, so it is `completion.model_extra["teaching_trace"]`.
+A step of rule `sampling` (a request that sets temperature, top_p or seed: course/llm/sampling.py)
+also carries `draw`: the candidates `[name, score, probability]`, the draw `u` and the `chosen`.
 A real model cannot tell you why it chose its reply; this trace exists only because the
 teaching model is a list of rules (see course/llm/policy.py).
 """

@@ -7,12 +7,18 @@ words count as the same ("temperature" fits a weather tool, "clock" a time tool)
 of an ask with a positive score is planned; tools in one step are independent and may be called
 in parallel. Arguments are filled from the request by the parameters' names and types.
 
+At a temperature above 0 (course/llm/sampling.py) the tool of an ask, the best-fitting tool, an
+enum's value and the form of a name are drawn from the softmax of these same scores instead of
+taken as the best; without a `sampler` (or at temperature 0) the best is taken, ties to the first.
+
 The meta-tools `load_skill` and `tool_search` are never planned here: their own rules (skills,
 tool search) decide when to call them.
 """
 from __future__ import annotations
 
 import re
+
+from course.llm.sampling import Sampler, choose
 
 META_TOOLS = frozenset({"load_skill", "tool_search"})
 STOPWORDS = frozenset(
@@ -100,8 +106,15 @@ def ordinary_tools(tools: list[dict]) -> list[dict]:
     return [t for t in tools if tool_name(t) not in META_TOOLS]
 
 
-def plan_tool_groups(request: str, tools: list[dict]) -> list[list[str]]:
-    """Tool names per step: tools in one group are independent and called in parallel."""
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def plan_tool_groups(request: str, tools: list[dict],
+                     sampler: Sampler | None = None) -> list[list[str]]:
+    """Tool names per step: tools in one group are independent and called in parallel. An ask
+    some tool scores above 0 for gets the best (or, sampling, a drawn) tool."""
     tools = ordinary_tools(tools)
     groups: list[list[str]] = []
     if not tools:
@@ -116,17 +129,25 @@ def plan_tool_groups(request: str, tools: list[dict]) -> list[list[str]]:
             wanted = ask_terms(ask)
             scored = [(_fit(wanted, tool_terms), order, name) for tool_terms, order, name in offered]
             best = max(scored, default=(0, 0, None))
-            if best[0] > 0 and best[2] not in group and not any(best[2] in g for g in groups):
+            if best[0] <= 0:
+                continue  # no tool fits this ask, at any temperature
+            if sampler is not None:
+                best = scored[sampler.choose(f"which tool fits the ask \"{_short(ask)}\"",
+                                             [(name, fit) for fit, _, name in scored])]
+            if best[2] not in group and not any(best[2] in g for g in groups):
                 group.append(best[2])
         if group:
             groups.append(group)
     return groups
 
 
-def best_tool(request: str, tools: list[dict]) -> dict:
-    """The offered tool that fits the request best (ties: the first offered)."""
+def best_tool(request: str, tools: list[dict], sampler: Sampler | None = None) -> dict:
+    """The offered tool that fits the request best (ties: the first offered); sampling, one
+    drawn by its score."""
     candidates = ordinary_tools(tools) or tools
-    return max(candidates, key=lambda t: (score(request, t), -candidates.index(t)))
+    wanted = ask_terms(request)
+    scored = [(tool_name(t), _fit(wanted, _tool_terms(t))) for t in candidates]
+    return candidates[choose(sampler, "which tool fits the request best", scored)]
 
 
 # ---------------------------------------------------------------- arguments from the request
@@ -144,15 +165,17 @@ def _entity(text: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _argument(pname: str, spec: dict, request: str, ask: str):
+def _argument(pname: str, spec: dict, request: str, ask: str, sampler: Sampler | None = None):
     kind = spec.get("type", "string")
     lname = pname.lower()
     enum = spec.get("enum")
     if isinstance(enum, list) and enum:
-        for value in enum:
-            if str(value).lower() in request.lower():
-                return value
-        return enum[0]
+        # 5 if the request names the value, +2 for the first: the best is the first named value,
+        # else the first value
+        low = request.lower()
+        scored = [(str(value), 5 * (str(value).lower() in low) + 2 * (i == 0))
+                  for i, value in enumerate(enum)]
+        return enum[choose(sampler, f"which value fills {pname}", scored)]
     if kind in ("integer", "number"):
         numbers = NUMBER.findall(request)
         if not numbers:
@@ -174,11 +197,10 @@ def _argument(pname: str, spec: dict, request: str, ask: str):
     entity = _entity(request)
     if entity:
         # Prefer an example from the description that mentions the entity
-        # ("Timezone name, e.g. America/Vancouver" -> "America/Vancouver").
-        for example in EXAMPLE.findall(str(spec.get("description", ""))):
-            if entity.lower() in example.lower():
-                return example
-        return entity
+        # ("Timezone name, e.g. America/Vancouver" -> "America/Vancouver"): 2 to the entity's 1.
+        forms = [(example, 2) for example in EXAMPLE.findall(str(spec.get("description", "")))
+                 if entity.lower() in example.lower()] + [(entity, 1)]
+        return forms[choose(sampler, f"which form of {entity!r} fills {pname}", forms)][0]
     return quoted.group(1) if quoted else None
 
 
@@ -217,11 +239,13 @@ def _fallback(spec: dict, ask: str):
     return {"string": text, "integer": 0, "number": 0, "boolean": False, "object": {}}.get(kind, text)
 
 
-def fill_arguments(tool: dict, request: str, ask: str | None = None) -> dict:
+def fill_arguments(tool: dict, request: str, ask: str | None = None,
+                   sampler: Sampler | None = None) -> dict:
     """Arguments for `tool` read from the request, each valid for its schema's type and enum.
 
     An optional parameter the request gives no valid value for is left out (never filled with
     a guess such as the tool's own name); a required one falls back to the ask's text, typed.
+    With a sampler, an enum's value and a name's form are drawn (sampling.py).
     """
     ask = request if ask is None else ask
     properties, required = _properties(tool)
@@ -229,7 +253,7 @@ def fill_arguments(tool: dict, request: str, ask: str | None = None) -> dict:
     args = {}
     for pname, spec in properties.items():
         spec = spec if isinstance(spec, dict) else {}
-        value = _argument(str(pname), spec, request, ask)
+        value = _argument(str(pname), spec, request, ask, sampler)
         if value is not None and (not _fits(value, spec) or value == own_name):
             value = None
         if value is None and pname in required:

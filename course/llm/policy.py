@@ -1,9 +1,9 @@
 """How the teaching model decides: one ordered list of small rules.
 
 The teaching model is not a language model. Its reply is a function of the request alone (the
-messages, the tools, `tool_choice` and `parallel_tool_calls`): nothing is remembered between
-requests except the prompt cache, which changes the bill, never the reply. The rules are tried
-in this order; the first that decides makes the reply:
+messages, the tools, `tool_choice` and `parallel_tool_calls`, and `temperature`, `top_p` and
+`seed`): nothing is remembered between requests except the prompt cache, which changes the bill,
+never the reply. The rules are tried in this order; the first that decides makes the reply:
 
     #   rule               what it does
     1   validation         a request a provider would reject gets HTTP 400 naming the problem;
@@ -23,10 +23,14 @@ in this order; the first that decides makes the reply:
                            max in the bar, else one in the system prompt) forbids it
     7   skills             with an <available_skills> catalogue and load_skill: load the skill
                            the request matches, then follow its steps, one call per step
+                           [sampled: which skill, or none]
     8   memory             the window is the memory: a needed call whose result (same tool, same
                            arguments) is visible is answered from it; any other is made
+                           [sampled: the tool of each ask; with no tool fitting, which earlier
+                           result answers, or none]
     9   tool_search        no offered tool fits and tool_search is offered: search for one
     10  required           tool_choice "required" and nothing else called: the best-fitting tool
+                           [sampled: which tool]
     11  results            answer from the tool results of this turn
     12  default            say what the teaching model is, and repeat the request
 
@@ -36,8 +40,21 @@ no call is allowed (or answer in text when a call is required) steps aside and t
 is tried. Arguments of every call a rule makes come from the request
 (`planning.fill_arguments`), each valid for its parameter's JSON-schema type and enum: an
 optional parameter with no valid value in the request is left out, a required one gets the
-ask's text in its type. Every rule that looks and finds something adds a step to the trace, which the server
-returns as the extra top-level field `teaching_trace` (`course.llm.explain` renders it).
+ask's text in its type [sampled: an enum's value, the form of a name]. Every rule that looks and
+finds something adds a step to the trace, which the server returns as the extra top-level field
+`teaching_trace` (`course.llm.explain` renders it).
+
+[sampled] marks a choice among scored candidates. An omitted temperature is 0 for the teaching
+model (OpenAI's default is 1): each such choice is then its best-scored candidate, ties to the
+first, and every lesson's reply is the same every run. At a temperature above 0 the choice is
+drawn from the softmax of the scores at that temperature, cut by `top_p` (nucleus sampling),
+with draws fixed by `seed` (derived from the prompt when none is sent, and said so): the same
+seed and request give the same reply, another seed may give another. The scores come from the
+context (tool names and descriptions, enums, description examples, skill catalogue lines), so
+better definitions make the right choice more likely. course/llm/sampling.py states the scores
+and the rules; the trace shows each choice's candidates, scores, probabilities and draw.
+Validation (rule 1) refuses a temperature outside [0, 2], a top_p outside [0, 1] and a seed that
+is not a 64-bit integer, naming the field, as OpenAI does.
 
 Before rule 2, and before the context window is checked, a request that carries
 `context_management` (a simulation of Anthropic's context editing, clear_tool_uses_20250919:
@@ -75,7 +92,7 @@ def rule_tool_choice(ctx: Context) -> Decision | None:
     if ctx.forced:
         tool = ctx.by_name[ctx.forced]
         return ctx.call("tool_choice", f"tool_choice names {ctx.forced}: exactly that call",
-                        [(ctx.forced, fill_arguments(tool, ctx.request))])
+                        [(ctx.forced, fill_arguments(tool, ctx.request, sampler=ctx.sampler))])
     if ctx.tool_choice == "none" and ctx.tools:
         ctx.note("tool_choice", "tool_choice is \"none\": text only, whatever the request")
     if ctx.must_call:
@@ -106,16 +123,18 @@ def _recall(ctx: Context) -> Decision | None:
     if not any(result.index < ctx.last_user for _, result in ctx.answered.values()):
         return None
     wanted = ask_terms(ctx.request)
-    best = None
-    for call, result in ctx.answered.values():
-        if result.index > ctx.last_user:
-            continue
-        shared = wanted & (terms(result.content) | terms(call.name) | terms(call.arguments))
-        if len(shared) >= MIN_RECALL_TERMS and (best is None or len(shared) >= best[0]):
-            best = (len(shared), call, result, shared)
-    if best is None:
+    earlier = []  # the latest first: it wins a tie
+    for call, result in reversed(list(ctx.answered.values())):
+        if result.index < ctx.last_user:
+            earlier.append((call, result, wanted & (terms(result.content) | terms(call.name)
+                                                    | terms(call.arguments))))
+    # "none" scores between MIN_RECALL_TERMS - 1 and MIN_RECALL_TERMS shared words
+    scored = [(f"{call.name} in messages[{result.index}]", len(shared))
+              for call, result, shared in earlier] + [("none", MIN_RECALL_TERMS - 0.5)]
+    pick = ctx.sampler.choose("which earlier result answers the question, if any", scored)
+    if pick == len(earlier):
         return None
-    _, call, result, shared = best
+    call, result, shared = earlier[pick]
     return ctx.answer("memory", f"no offered tool fits; the {call.name} result still in "
                                 f"messages[{result.index}] shares {len(shared)} words with the "
                                 f"question: answer from it",
@@ -128,14 +147,14 @@ def rule_memory(ctx: Context) -> Decision | None:
     """Plan the calls the request needs; answer from visible results, call for the rest."""
     if ctx.last_user < 0:
         return None
-    groups = plan_tool_groups(ctx.request, ctx.tools)
+    groups = plan_tool_groups(ctx.request, ctx.tools, ctx.sampler)
     if not groups:
         return _recall(ctx)
     seen = []
     for group in groups:
         todo = []
         for name in group:
-            args = fill_arguments(ctx.by_name[name], ctx.request)
+            args = fill_arguments(ctx.by_name[name], ctx.request, sampler=ctx.sampler)
             found = ctx.visible_result(name, args)
             if found:
                 seen.append(found)
@@ -179,12 +198,16 @@ def rule_tool_search(ctx: Context) -> Decision | None:
 def rule_required(ctx: Context) -> Decision | None:
     if not ctx.must_call:
         return None
-    tool = best_tool(ctx.request, ctx.tools)
+    tool = best_tool(ctx.request, ctx.tools, ctx.sampler)
     name = tool["function"]["name"]
-    fit = (f"{name} fits the request best" if score(ctx.request, tool) > 0
-           else f"no tool fits the request, so the first offered, {name}")
+    if ctx.sampler.sampling:
+        fit = f"{name} drawn, scoring {score(ctx.request, tool)}"
+    else:
+        fit = (f"{name} fits the request best" if score(ctx.request, tool) > 0
+               else f"no tool fits the request, so the first offered, {name}")
     return ctx.call("required", f"tool_choice is \"required\" and no other rule called a tool: "
-                                f"{fit}", [(name, fill_arguments(tool, ctx.request))])
+                                f"{fit}", [(name, fill_arguments(tool, ctx.request,
+                                                                 sampler=ctx.sampler))])
 
 
 def rule_results(ctx: Context) -> Decision | None:
@@ -237,14 +260,17 @@ def rule_table() -> list[tuple[int, str, str]]:
     return [(n, rule.name, rule.summary) for n, rule in enumerate(RULES, 1)]
 
 
-def decide(body, validated: bool = False) -> tuple[Decision, Context]:
+def decide(body, validated: bool = False, prompt_hash: str = "") -> tuple[Decision, Context]:
     """Validate the request (HTTP 400 on a problem; skipped when the caller has), then let the
-    first rule that decides reply."""
+    first rule that decides reply. `prompt_hash` (hex) derives the seed of a request sampled
+    without one."""
     if not validated:
         validate_request(body)
-    ctx = Context(body)
+    ctx = Context(body, prompt_hash)
     n, t = len(ctx.messages), len(ctx.tools)
     ctx.note("validation", f"a valid request: {n} message{'s' * (n != 1)}, {t} tool{'s' * (t != 1)}")
+    if ctx.sampler.shown:
+        ctx.note("sampling", ctx.sampler.settings())
     for rule in RULES[1:]:
         decision = rule.apply(ctx)
         if decision is not None:

@@ -9,7 +9,8 @@ A catalogue is a block in any message, one skill per line:
 
 With a catalogue in the context and a tool named `load_skill` offered, a request that shares at
 least two content words with a skill's name and description (the best such skill) makes the
-model call `load_skill(name=...)`. The tool's result is the skill's body, a SKILL.md: YAML front
+model call `load_skill(name=...)` (at a temperature above 0 the skill, or none, is drawn by
+those counts: course/llm/sampling.py). The tool's result is the skill's body, a SKILL.md: YAML front
 matter between `---` lines, then numbered steps that name tools in backticks:
 
     ---
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from course.llm.answers import describe_result
 from course.llm.context import Context, Decision, show_call
 from course.llm.planning import fill_arguments, key_values, terms, typed_arguments
+from course.llm.sampling import Sampler, choose
 
 OPEN_TAG, CLOSE_TAG = "<available_skills>", "</available_skills>"
 SKILL_LINE = re.compile(r"^\s*[-*]\s*([A-Za-z0-9][\w.-]*)\s*:\s*(\S.*?)\s*$")
@@ -98,12 +100,15 @@ def parse_skill(body: str, offered) -> tuple[str | None, list[Step]]:
     return name, steps
 
 
-def _matching_skill(request: str, skills: dict[str, str]) -> tuple[str, int] | None:
+def _matching_skill(request: str, skills: dict[str, str],
+                    sampler: Sampler | None = None) -> tuple[str, int] | None:
+    """The skill the request matches best, with the words they share, if at least
+    MIN_SHARED_TERMS; sampling, drawn with "no skill" as one more candidate (sampling.py)."""
     wanted = terms(request)
-    scored = [(len(wanted & (terms(name) | terms(desc))), -i, name)
-              for i, (name, desc) in enumerate(skills.items())]
-    best = max(scored, default=(0, 0, None))
-    return (best[2], best[0]) if best[0] >= MIN_SHARED_TERMS else None
+    scored = [(name, len(wanted & (terms(name) | terms(desc)))) for name, desc in skills.items()]
+    pick = choose(sampler, "which skill the request matches, if any",
+                  scored + [("no skill", MIN_SHARED_TERMS - 0.5)])
+    return scored[pick] if pick < len(scored) else None
 
 
 def _loaded(ctx: Context, name: str | None = None):
@@ -137,7 +142,8 @@ def _follow(ctx: Context, call, result, start: int) -> Decision | None:
             continue
         raw = key_values(step.text)
         args = typed_arguments(ctx.by_name[step.tool], raw) if raw else {}
-        for key, value in fill_arguments(ctx.by_name[step.tool], step.text, ctx.request).items():
+        for key, value in fill_arguments(ctx.by_name[step.tool], step.text, ctx.request,
+                                         ctx.sampler).items():
             args.setdefault(key, value)
         return ctx.call("skills", f"skill {name} (messages[{result.index}]) step {step.number}: "
                                   f"\"{step.text[:80]}\"", [(step.tool, args)], [result.index])
@@ -166,7 +172,7 @@ def rule_skills(ctx: Context) -> Decision | None:
         ctx.note("skills", f"a skill catalogue is in messages[{index}] but no load_skill tool is "
                            f"offered: skills cannot be loaded", [index])
         return None
-    match = _matching_skill(ctx.request, skills)
+    match = _matching_skill(ctx.request, skills, ctx.sampler)
     if match is None:
         return None
     name, shared = match

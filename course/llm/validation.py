@@ -210,6 +210,43 @@ def _validate_tool_choice(choice, names: list[str]) -> None:
                            f"request's tools.", "tool_choice", "invalid_value")
 
 
+SEED_MIN, SEED_MAX = -(2 ** 63), 2 ** 63 - 1  # a signed 64-bit integer, as OpenAI takes it
+
+
+def _shown(value) -> str:
+    text = repr(value) if isinstance(value, float) else str(value)
+    return text if len(text) <= 40 else text[:20] + "..." + text[-10:]
+
+
+def _validate_sampling(body: dict) -> None:
+    """temperature in [0, 2], top_p in [0, 1], seed a 64-bit integer: OpenAI's limits and
+    wording (course/llm/sampling.py says what the teaching model does with them)."""
+    for key, low, high in (("temperature", 0, 2), ("top_p", 0, 1)):
+        value = body.get(key)
+        if value is None:
+            continue
+        _expect(value, (int, float), key, "a number")
+        if value != value:  # NaN (Python's json reads it)
+            raise RequestError(f"Invalid '{key}': expected a number between {low} and {high}, "
+                               f"but got NaN instead.", key, "invalid_value")
+        for bad, side, limit, code in ((value > high, "above maximum", f"<= {high}",
+                                        "decimal_above_max_value"),
+                                       (value < low, "below minimum", f">= {low}",
+                                        "decimal_below_min_value")):
+            if bad:
+                raise RequestError(f"Invalid '{key}': decimal {side} value. Expected a value "
+                                   f"{limit}, but got {_shown(value)} instead.", key, code)
+    seed = body.get("seed")
+    if seed is not None:
+        _expect(seed, (int,), "seed", "an integer")
+        if not SEED_MIN <= seed <= SEED_MAX:
+            side, limit, code = (("above maximum", f"<= {SEED_MAX}", "integer_above_max_value")
+                                 if seed > SEED_MAX else
+                                 ("below minimum", f">= {SEED_MIN}", "integer_below_min_value"))
+            raise RequestError(f"Invalid 'seed': integer {side} value. Expected a value {limit}, "
+                               f"but got {_shown(seed)} instead.", "seed", code)
+
+
 def validate_request(body) -> None:
     """Raise RequestError for the first problem in a chat-completions request body."""
     _expect(body, (dict,), "body", "a JSON object")
@@ -231,12 +268,7 @@ def validate_request(body) -> None:
         if body["stream_options"].get("include_usage") is not None:
             _expect(body["stream_options"]["include_usage"], (bool,),
                     "stream_options.include_usage", "a boolean")
-    for key, low, high in (("temperature", 0, 2), ("top_p", 0, 1)):
-        if body.get(key) is not None:
-            _expect(body[key], (int, float), key, "a number")
-            if not low <= body[key] <= high:
-                raise RequestError(f"Invalid '{key}': {body[key]} is outside [{low}, {high}].",
-                                   key, "invalid_value")
+    _validate_sampling(body)
     for key in ("max_tokens", "max_completion_tokens"):
         if body.get(key) is not None:
             _expect(body[key], (int,), key, "an integer")

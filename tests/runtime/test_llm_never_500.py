@@ -122,13 +122,25 @@ context_management = st.fixed_dictionaries({}, optional={"edits": st.lists(
         "clear_at_least": counts | json_values,
         "exclude_tools": st.lists(st.sampled_from(["f", "g"]) | json_values, max_size=3) | json_values,
         "clear_tool_inputs": st.booleans() | json_values}) | json_values, max_size=3) | json_values})
+# sampling (course/llm/sampling.py): in range, out of range, of the wrong type
+temperatures = st.floats(-1, 3) | st.integers(-2, 3) | st.just(float("inf")) | json_values
+seeds = st.integers(-2 ** 64, 2 ** 64) | st.floats(-10, 10) | json_values
+top_ps = st.floats(-0.5, 1.5) | st.just(float("nan")) | json_values
 bodies = st.fixed_dictionaries({}, optional={
     "model": st.sampled_from(["teaching-model", "teaching-model-8k", "m"]) | json_values,
     "messages": messages | json_values, "tools": json_values, "tool_choice": json_values,
-    "parallel_tool_calls": json_values, "temperature": json_values,
+    "parallel_tool_calls": json_values, "temperature": temperatures, "seed": seeds,
+    "top_p": top_ps,
     "max_tokens": st.integers(-2, 10_000) | json_values, "max_completion_tokens": json_values,
     "n": json_values, "stream": json_values,
     "context_management": context_management | json_values}) | json_values
+SHOP_TOOLS = [{"type": "function", "function": {
+    "name": name, "description": about, "parameters": {"type": "object", "properties": {
+        "order_id": {"type": "integer"}, "unit": {"type": "string", "enum": ["eur", "usd"]},
+        "city": {"type": "string", "description": "City, e.g. Europe/Paris"}}}}}
+    for name, about in (("refund_order", "Refund an order that arrived broken"),
+                        ("get_weather", "The weather in a city"))]
+ASKS_FOR_TOOLS = ["Refund my broken order 12 in Paris, in usd", "weather in Paris and refund order 3"]
 # requests that pass validation but for their text, so that what the text holds (a lone
 # surrogate, control characters, a reply over the 8k window) reaches the model
 valid = st.fixed_dictionaries({
@@ -137,9 +149,12 @@ valid = st.fixed_dictionaries({
         "role": st.sampled_from(["system", "user", "assistant", "developer"]),
         "content": text | st.sampled_from(["Summarise the conversation so far.",
                                            "word " * 8_170, "call it again"])}),
-        max_size=3).flatmap(lambda head: text.map(
+        max_size=3).flatmap(lambda head: (text | st.sampled_from(ASKS_FOR_TOOLS)).map(
             lambda ask: head + [{"role": "user", "content": ask}]))},  # the request echoes it
-    optional={"max_tokens": st.integers(1, 9_000), "context_management": context_management})
+    optional={"max_tokens": st.integers(1, 9_000), "context_management": context_management,
+              "tools": st.sampled_from([SHOP_TOOLS, SHOP_TOOLS[:1]]),
+              "temperature": st.floats(0, 2), "top_p": st.floats(0, 1),
+              "seed": st.integers(-2 ** 63, 2 ** 63 - 1)})
 
 COUNTS = {"json": 0, "bytes": 0, "requests": 0}
 
