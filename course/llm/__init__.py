@@ -32,6 +32,11 @@ context editing (`extra_body={"context_management": {"edits": [{"type":
 before the model reads the request, and the reply's `context_management.applied_edits` says how
 many and how many tokens that freed (course/llm/context_editing.py: what the simulation does,
 and what the real feature does differently).
+
+OpenAI's Responses API (`client.responses.create`, `.compact`, `.input_tokens.count`,
+`.retrieve`, `.delete`) is served on the same decision list: stored conversations chained by
+`previous_response_id` (billed whole every turn), truncation, a cache per `prompt_cache_key`,
+and server-side compaction into a sealed, opaque item (course/llm/responses.py).
 """
 from __future__ import annotations
 

@@ -36,7 +36,12 @@ def main(argv=None) -> int:
                f"(default 100,000 input\ntokens), before the model reads it; the reply's "
                f"context_management.applied_edits says\nhow many tool uses were cleared and how "
                f"many tokens that freed. Anthropic's Messages API\ndoes this for real "
-               f"(course/llm/context_editing.py says what differs).")
+               f"(course/llm/context_editing.py says what differs).\n\n"
+               f"The Responses API: POST /v1/responses (input, instructions, function tools, "
+               f"previous_response_id,\nstore, truncation, prompt_cache_key, context_management "
+               f"compaction), /v1/responses/compact,\n/v1/responses/input_tokens; GET and DELETE "
+               f"/v1/responses/{{id}}. A chained conversation is\nbilled whole every turn; a "
+               f"compaction item is sealed (course/llm/responses.py has the rules).")
     parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (0: any free one)")
     args = parser.parse_args(argv)
     try:

@@ -1,4 +1,5 @@
-"""The teaching model's HTTP server: an OpenAI-compatible `/v1/chat/completions` on 127.0.0.1.
+"""The teaching model's HTTP server: an OpenAI-compatible `/v1/chat/completions` and
+`/v1/responses` (course/llm/responses.py) on 127.0.0.1.
 
 Standard library only. Every request is answered with JSON, in the OpenAI error shape when it
 is refused: malformed, oversized or over-window input, an unknown path or method, a URL or
@@ -18,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from course.llm.cache import PrefixCache, block_keys
 from course.llm.chat import answer
+from course.llm import responses
 from course.llm.models import MODEL_NAME, model_listing
 from course.llm.streaming import chat_chunks
 from course.llm.validation import RequestError
@@ -45,14 +47,16 @@ class TeachingModel:
 
     def __init__(self, cache: PrefixCache | None = None, workers: int | None = None):
         self.cache = cache if cache is not None else PrefixCache()  # an empty cache is falsy
+        self.responses = responses.ResponseStore()  # the Responses API's stored conversations
         self.workers = DEFAULT_WORKERS if workers is None else workers
         self._busy = 0
         self._busy_lock = threading.Lock()
 
-    def complete(self, body) -> dict:
-        """The chat completion for a request body (RequestError, HTTP 4xx, on a problem)."""
+    def complete(self, body, scope: str | None = None) -> dict:
+        """The chat completion for a request body (RequestError, HTTP 4xx, on a problem).
+        `scope` names the prompt cache it uses (default: the model's own)."""
         payload, tokens = answer(body)
-        self._cached(payload, block_keys(tokens, self.cache.block, payload["model"]))
+        self._cached(payload, block_keys(tokens, self.cache.block, scope or payload["model"]))
         return payload
 
     def complete_raw(self, body, raw: bytes) -> dict:
@@ -137,7 +141,7 @@ class JsonHandler(BaseHTTPRequestHandler):
         code = int(code)
         if code == 501:
             code, message = 405, (f"Method {self.command!r} is not allowed: this server answers "
-                                  f"GET and POST")
+                                  f"GET, POST and DELETE")
         short, _ = self.responses.get(code, ("Error", ""))
         text = {414: "The request line is longer than this server reads (65,536 bytes)",
                 431: f"{message or short}: this server reads at most 100 header lines of at "
@@ -151,7 +155,7 @@ class JsonHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Connection", "close")
         if code == 405:
-            self.send_header("Allow", "GET, POST")
+            self.send_header("Allow", "GET, POST, DELETE")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         if self.command != "HEAD":
@@ -168,13 +172,35 @@ class _Handler(JsonHandler):
 
     def do_GET(self):
         path = self.path.split("?")[0].rstrip("/")
+        stored = _stored_response_id(path)
         if path in ("/v1/models", "/models"):
             self._send(200, model_listing())
         elif path in ("", "/health"):
             self._send(200, {"status": "ok", "model": MODEL_NAME})
+        elif stored is not None:
+            try:
+                self._send(200, self.model.responses.get(stored)[0])
+            except RequestError as exc:
+                self._error(exc)
         else:
             self._error(RequestError(f"Unknown path {self.path!r}.", status=404,
                                      code="unknown_url"))
+
+    def do_DELETE(self):
+        stored = _stored_response_id(self.path.split("?")[0].rstrip("/"))
+        length = self.headers.get("Content-Length", "0")
+        if length.isdigit() and 0 < int(length) <= MAX_BODY_BYTES:
+            self.rfile.read(int(length))  # a body DELETE does not need: read, so the connection stays usable
+        elif length != "0":
+            self.close_connection = True
+        try:
+            if stored is None:
+                raise RequestError(f"Method 'DELETE' is not allowed on {self.path!r}: the teaching "
+                                   f"model deletes /v1/responses/{{id}} only.", status=405,
+                                   code="method_not_allowed")
+            self._send(200, self.model.responses.delete(stored))
+        except RequestError as exc:
+            self._error(exc)
 
     def do_POST(self):
         try:
@@ -266,7 +292,17 @@ def _chat(model: TeachingModel, body, raw: bytes):
 
 
 # POST paths (after an optional /v1) and what answers them: route(model, body, raw bytes)
-POST_ROUTES = {"/chat/completions": _chat}
+POST_ROUTES = {"/chat/completions": _chat,
+               "/responses": lambda model, body, raw: responses.create(model, body),
+               "/responses/compact": lambda model, body, raw: responses.compact(model, body),
+               "/responses/input_tokens": lambda model, body, raw: responses.count_input_tokens(model, body)}
+STORED_RESPONSE = re.compile(r"(?:/v1)?/responses/([^/]{1,200})")
+
+
+def _stored_response_id(path: str) -> str | None:
+    """The id in GET or DELETE /v1/responses/{id}, or None for another path."""
+    found = STORED_RESPONSE.fullmatch(path)
+    return found.group(1) if found else None
 
 
 class _Server(ThreadingHTTPServer):
