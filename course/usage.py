@@ -4,7 +4,7 @@ Providers agree on `prompt_tokens` and `completion_tokens` and disagree on the c
 
     shape       where the cache figures are                                  cache writes
     openai      prompt_tokens_details.cached_tokens (the teaching model too)  prompt_tokens_details
-                                                                              .cache_write_tokens
+                (Responses API: input_tokens, input_tokens_details)           .cache_write_tokens
     deepseek    prompt_cache_hit_tokens, prompt_cache_miss_tokens             not reported
     anthropic   cache_read_input_tokens (extra fields, e.g. through a proxy)  cache_creation_input_tokens
     plain       nowhere: Ollama, vLLM without prompt details                  not reported
@@ -121,6 +121,10 @@ def read_usage(usage) -> Usage:
             hit = prompt - miss if prompt >= miss else None
         return Usage(prompt, completion, hit, None, "deepseek")
 
+    if prompt is None and details is None and fields.get("input_tokens_details") is not None:
+        # OpenAI's Responses API: input_tokens, input_tokens_details.cached_tokens
+        details = _as_mapping(fields["input_tokens_details"], "usage.input_tokens_details")
+        prompt = _count(fields, "input_tokens")
     cached = _count(details, "cached_tokens", "usage.prompt_tokens_details")
     if cached is not None:
         written = _count(details, "cache_write_tokens", "usage.prompt_tokens_details")

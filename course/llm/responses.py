@@ -33,7 +33,9 @@ The rules:
     starts with the `compaction` item. Compaction (here and in /responses/compact) keeps every
     user message before the current turn, replaces everything else before it with one
     compaction item, and keeps the current turn (from the last user message on) whole after it
-    (so the calls it made stay paired with their outputs). The item's `encrypted_content` holds
+    (so the calls it made stay paired with their outputs). A conversation that is one turn (an
+    agent's many steps after one request) is cut at its last step instead: the user message, the
+    compaction item, then the last step whole (the model's latest items and their outputs). The item's `encrypted_content` holds
     the teaching model's rule-based summary (course.llm.summary), sealed: the student can send
     it back but not read or edit it (a changed one is a 400), as with OpenAI's opaque item. A
     request that includes it is built from the summary it stands for.
@@ -273,14 +275,28 @@ def _turns(items: list[dict]) -> list[list[dict]]:
     return turns
 
 
+def _by_model(item: dict) -> bool:
+    return item["type"] in ("function_call", "reasoning") or (
+        item["type"] == "message" and item["role"] == "assistant")
+
+
 def compacted(items: list[dict], instructions: str | None) -> list[dict] | None:
     """Every user message before the current turn, one compaction item standing for everything
-    else before it, then the current turn whole (see the module's rules); None when there is
-    nothing before the current turn."""
+    else before it, then the current turn whole (see the module's rules). A conversation of one
+    turn (an agent working through many steps after one request) is cut inside it instead: its
+    user message kept, its steps but the last summarised, the last step (the model's latest
+    items and the outputs after them) kept whole. None when there is nothing to compact."""
     turns = _turns(items)
     earlier = [item for turn in turns[:-1] for item in turn]
     if not earlier:
-        return None
+        turn = turns[-1] if turns else []
+        steps = [k for k in range(1, len(turn)) if _by_model(turn[k]) and not _by_model(turn[k - 1])]
+        if not steps or steps[-1] < 2:
+            return None
+        cut, head = steps[-1], turn[:1] if turn[0]["type"] == "message" and turn[0]["role"] == "user" else []
+        summary = summarise(chat_messages(instructions, turn[:cut]))
+        sealed = seal({"summary": summary})
+        return head + [{"type": "compaction", "encrypted_content": sealed, "summary": summary}] + turn[cut:]
     summary = summarise(chat_messages(instructions, earlier))
     kept = [item for item in earlier if item["type"] == "message" and item["role"] == "user"]
     sealed = seal({"summary": summary})
@@ -363,7 +379,7 @@ class Conversation:
         items = compacted(self.items, self.instructions)
         if items is None:
             self.notes.append(f"compaction: {tokens} tokens, over compact_threshold {threshold}, but the "
-                              f"conversation is one turn: nothing before it to compact")
+                              f"conversation is one step: nothing before it to compact")
             return False
         self.items = items
         self.notes.append(f"compaction: {tokens} tokens, over compact_threshold {threshold}: every "

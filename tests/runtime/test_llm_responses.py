@@ -196,6 +196,24 @@ def test_the_compact_endpoint_keeps_user_messages_and_the_current_turn(client):
     assert compacted.usage.input_tokens > 0 and compacted.usage.output_tokens > 0
 
 
+def test_a_one_turn_agent_run_is_compacted_at_its_last_step(client):
+    # One request, then many steps of calls and outputs (an agent at work): nothing comes before
+    # the current turn, so the cut is inside it: the user message, the compaction, the last step.
+    items = [{"role": "user", "content": "Fix the build."}]
+    for k in range(6):
+        items += [{"type": "function_call", "call_id": f"c{k}", "name": "run", "arguments": json.dumps({"step": k})},
+                  {"type": "function_call_output", "call_id": f"c{k}", "output": f"step {k} log " * 80}]
+    compacted = client.responses.compact(model=MODEL, input=items)
+    assert [o.type for o in compacted.output] == ["message", "compaction", "function_call", "function_call_output"]
+    assert compacted.output[2].call_id == compacted.output[3].call_id == "c5"  # the last step, paired
+    got = client.responses.create(model=MODEL, input=items,
+                                  context_management=[{"type": "compaction", "compact_threshold": 500}])
+    assert got.output[0].type == "compaction" and "compaction:" in trace_text(got)
+    one_step = client.responses.create(model=MODEL, input=items[:3],
+                                       context_management=[{"type": "compaction", "compact_threshold": 10}])
+    assert one_step.output[0].type != "compaction" and "one step" in trace_text(one_step)
+
+
 def test_a_changed_compaction_is_refused(client):
     sealed = seal({"summary": "the real summary"})
     raw = bytearray(base64.urlsafe_b64decode(sealed[5:]))

@@ -186,3 +186,15 @@ def test_total_sums_only_when_every_figure_was_reported():
     assert total([3, 4, 0]) == 7
     assert total(iter([])) == 0
     assert total([3, None, 4]) is None  # a partial sum would pass for the whole
+
+
+def test_responses_api_usage_reads_as_openai():
+    # The Responses API names the fields input_tokens / input_tokens_details (chapter 14)
+    from openai.types.responses import ResponseUsage
+    usage = ResponseUsage.model_validate({
+        "input_tokens": 1500, "output_tokens": 12, "total_tokens": 1512,
+        "input_tokens_details": {"cached_tokens": 1280, "cache_write_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": 0}})
+    read = read_usage(usage)
+    assert read == Usage(1500, 12, 1280, 0, "openai")
+    assert read_usage({"input_tokens": 10, "output_tokens": 2}).prompt is None  # no details: not this shape
