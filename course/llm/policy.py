@@ -16,25 +16,31 @@ never the reply. The rules are tried in this order; the first that decides makes
     4   untrusted_content  an instruction in a tool result of this turn is followed (a simulated
                            weakness) unless the system prompt declares <external_content> to be
                            data and the instruction is inside such a fence
-    5   retry_failed       calls of the last round whose result is an error are made again
-    6   own_state          questions about the run are answered from the latest <agent_status>
+    5   instructions       a numbered procedure in the system prompt that the request fits is
+                           followed step by step, one call per reply, stopping where a step
+                           says to stop on failure; a bulleted rule that names a tool is applied
+                           only when the request or the last result names its trigger; "NEVER
+                           use X for T; use Y instead" swaps the call (course/llm/procedures.py)
+                           [sampled: which procedure, or none]
+    6   retry_failed       calls of the last round whose result is an error are made again
+    7   own_state          questions about the run are answered from the latest <agent_status>
                            block (trusted), else by counting what is visible; a request to call
                            again repeats the latest such call unless a limit (a counter at its
                            max in the bar, else one in the system prompt) forbids it
-    7   skills             with an <available_skills> catalogue and load_skill: load the skill
+    8   skills             with an <available_skills> catalogue and load_skill: load the skill
                            the request matches, then follow its steps, one call per step
                            [sampled: which skill, or none]
-    8   memory             the window is the memory: a needed call whose result (same tool, same
+    9   memory             the window is the memory: a needed call whose result (same tool, same
                            arguments) is visible is answered from it; any other is made
                            [sampled: the tool of each ask; with no tool fitting, which earlier
                            result answers, or none]
-    9   tool_search        no offered tool fits and tool_search is offered: search for one
-    10  required           tool_choice "required" and nothing else called: the best-fitting tool
+    10  tool_search        no offered tool fits and tool_search is offered: search for one
+    11  required           tool_choice "required" and nothing else called: the best-fitting tool
                            [sampled: which tool]
-    11  results            answer from the tool results of this turn
-    12  default            say what the teaching model is, and repeat the request
+    12  results            answer from the tool results of this turn
+    13  default            say what the teaching model is, and repeat the request
 
-Rules 2 to 11 are each a small function here or in the module named in RULES; `tool_choice`
+Rules 2 to 12 are each a small function here or in the module named in RULES; `tool_choice`
 limits are applied by `Context.call` and `Context.answer`, so a rule that would call a tool when
 no call is allowed (or answer in text when a call is required) steps aside and the next rule
 is tried. Arguments of every call a rule makes come from the request
@@ -71,6 +77,7 @@ from course.llm.answers import describe_result
 from course.llm.context import Context, Decision, show_call
 from course.llm.planning import (ask_terms, best_tool, fill_arguments, key_terms, ordinary_tools,
                                  plan_tool_groups, score, terms)
+from course.llm.procedures import rule_instructions
 from course.llm.skills import rule_skills
 from course.llm.status import rule_own_state
 from course.llm.summary import asks_for_summary, summarise
@@ -239,6 +246,9 @@ RULES: tuple[Rule, ...] = (
                     "identifiers copied whole", rule_summary),
     Rule("untrusted_content", "an instruction inside a tool result is followed, unless fenced in "
                               "<external_content> under a system-prompt policy", rule_untrusted_content),
+    Rule("instructions", "a numbered procedure of the system prompt, step by step; a bulleted "
+                         "rule only when its trigger is named; NEVER X ... use Y instead",
+         rule_instructions),
     Rule("retry_failed", "a call whose result is an error is made again", rule_retry_failed),
     Rule("own_state", "questions about the run: from the latest <agent_status> block, else by "
                       "counting what is visible; a call asked for again is declined at its limit",

@@ -39,7 +39,7 @@ def answer_round(messages, completion, *results):
         {"role": "tool", "tool_call_id": c.id, "content": r} for c, r in zip(message.tool_calls, results)]
 
 
-# ------------------------------------------------------------------ rule 6: own state
+# ------------------------------------------------------------------ rule 7: own state
 
 READ = tool("read_file", "Read a text file", path="string")
 HISTORY = [
@@ -119,7 +119,7 @@ def test_an_ordinary_request_is_not_a_state_question(client):
     assert calls_of(reply) == [("read_file", {"path": "src/main.c"})]
 
 
-# ------------------------------------------------------------------ rule 6: a call asked for again
+# ------------------------------------------------------------------ rule 7: a call asked for again
 
 PHONE = tool("call", "Place a phone call to a merchant", merchant="string", purpose="string")
 LIMITED = "You act for a customer. Call any one merchant at most 3 times per task."
@@ -268,7 +268,7 @@ def test_only_this_turns_results_are_read(client):
     assert "untrusted_content" not in [s["rule"] for s in trace(reply)]
 
 
-# ------------------------------------------------------------------ rule 7: skills
+# ------------------------------------------------------------------ rule 8: skills
 
 LOAD = tool("load_skill", "Load a skill's instructions by name", name="string")
 RUN_TESTS = {"type": "function", "function": {"name": "run_tests", "description": "Run the unit tests",
@@ -336,7 +336,7 @@ def test_a_skill_still_in_the_window_is_not_loaded_again(client):
     assert any("not loaded again" in s["why"] for s in trace(reply))
 
 
-# ------------------------------------------------------------------ rule 9: tool search
+# ------------------------------------------------------------------ rule 10: tool search
 
 WEATHER = tool("get_weather", "Get the current weather for a city", city="string")
 SEARCH = tool("tool_search", "Find more tools by keyword", query="string")

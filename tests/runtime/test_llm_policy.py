@@ -1,5 +1,5 @@
 """The teaching model's decision list: its order, the trace on every reply, tool_choice and
-parallel_tool_calls, and rule 8 (the window is the memory: experiment 2-3)."""
+parallel_tool_calls, and rule 9, memory (the window is the memory: experiment 2-3)."""
 import json
 import re
 
@@ -161,7 +161,7 @@ def test_parallel_tool_calls_must_be_a_boolean(client):
         ask(client, [{"role": "user", "content": "hi"}], parallel_tool_calls="no")
 
 
-# ------------------------------------------------------------------ rule 8: memory is the window
+# ------------------------------------------------------------------ rule 9: memory is the window
 
 def test_a_follow_up_is_answered_from_the_result_still_in_the_window(client):
     completion = ask(client, paris_conversation(), tools=TOOLS)
