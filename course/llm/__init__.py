@@ -19,6 +19,9 @@ answer every run. Set these environment variables to use a real provider instead
     rule_table()   -> the teaching model's decision list: (position, rule, what it does)
     model_table()  -> the teaching model's names: (name, context window in tokens, what for);
                       a request over its window gets OpenAI's HTTP 400 context_length_exceeded
+    REASONER       -> the reasoning models' names by history policy ("strip", "pass_back",
+                      "since_last_user"): they reply with `reasoning_content` first and treat
+                      earlier reasoning as their family does (course/llm/reasoning.py)
 
 `temperature`, `top_p` and `seed` are taken as OpenAI takes them, with one difference: an
 omitted temperature is 0 (OpenAI's default is 1), so every lesson gets the same reply every run.
@@ -45,7 +48,7 @@ import threading
 
 from course.llm.explain import explain  # noqa: F401
 from course.llm.policy import rule_table  # noqa: F401
-from course.llm.models import MODELS, SMALL_WINDOW_MODEL, model_table  # noqa: F401
+from course.llm.models import MODELS, REASONER, SMALL_WINDOW_MODEL, model_table  # noqa: F401
 from course.llm.server import MODEL_NAME, ServerHandle, TeachingModel  # noqa: F401
 from course.llm.measuring import Target, announce, fresh_targets, targets  # noqa: F401
 

@@ -5,13 +5,18 @@ import argparse
 import time
 
 from course.llm import model_table, serve
+from course.llm.models import MODELS
+from course.llm.reasoning import POLICY_RULES
 from course.llm.sampling import CHOICES
 
 
 def main(argv=None) -> int:
-    names = "\n".join(f"  {name:<20} {window:>9,} tokens  {about}"
+    width = max(len(name) for name, _, _ in model_table())
+    names = "\n".join(f"  {name:<{width}} {window:>9,} tokens  {about}"
                       for name, window, about in model_table())
     choices = "\n".join(f"  {where}:\n    {scores}" for where, scores in CHOICES)
+    reasoners = "\n".join(f"  {spec.name:<{width}} {spec.reasoning}:\n    {POLICY_RULES[spec.reasoning]}"
+                          for spec in MODELS.values() if spec.reasoning)
     parser = argparse.ArgumentParser(
         prog="python -m course.llm", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -20,6 +25,12 @@ def main(argv=None) -> int:
                f"HTTP 400,\ncode context_length_exceeded, as OpenAI answers it. stream=True "
                f"is answered with Server-Sent\nEvents of chat.completion.chunk "
                f"(stream_options include_usage adds a last usage chunk).\n\n"
+               f"Reasoning models (history_policy in GET /v1/models) reply with reasoning_content "
+               f"(DeepSeek's\nfield; in stream deltas too, before any text or call): the "
+               f"decision's trace in words, rendered\n<think>...</think> before the text and the "
+               f"calls; completion_tokens includes it and\ncompletion_tokens_details."
+               f"reasoning_tokens is exactly its tokens. Earlier turns' reasoning:\n{reasoners}\n"
+               f"(course/llm/reasoning.py has the rules.)\n\n"
                f"Sampling: temperature (0 to 2), top_p (0 to 1) and seed (a 64-bit integer), as "
                f"OpenAI takes\nthem; anything else is HTTP 400 naming the field. An omitted "
                f"temperature is 0 here\n(OpenAI's default is 1): every choice is its "

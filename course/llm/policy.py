@@ -8,7 +8,10 @@ never the reply. The rules are tried in this order; the first that decides makes
     #   rule               what it does
     1   validation         a request a provider would reject gets HTTP 400 naming the problem;
                            one over the model's context window (course/llm/models.py) gets
-                           OpenAI's 400 context_length_exceeded, stating the limit and its size
+                           OpenAI's 400 context_length_exceeded, stating the limit and its size;
+                           a reasoning model refuses what its history policy forbids
+                           (reasoning_content sent back to strip, missing from a tool-call
+                           message for pass_back: course/llm/reasoning.py)
     2   tool_choice        "none": no call; a named function: exactly that call; "required": at
                            least one call; parallel_tool_calls false: at most one call per reply
     3   summary            asked to summarise or compact the conversation: a structured summary
@@ -66,6 +69,10 @@ Before rule 2, and before the context window is checked, a request that carries
 `context_management` (a simulation of Anthropic's context editing, clear_tool_uses_20250919:
 course/llm/context_editing.py) has its oldest tool results cleared once its prompt is over the
 trigger; every rule then reads the edited messages, and the trace says what was cleared.
+
+A reasoning model (course/llm/reasoning.py) runs the same rules on the same messages; its reply
+then starts with `reasoning_content`, the trace so far in words, and its trace gets a step
+`reasoning` (the history policy and which earlier reasoning the prompt holds).
 """
 from __future__ import annotations
 

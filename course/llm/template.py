@@ -34,6 +34,14 @@ message is plain text, not a special token). Hence, with enc = o200k_base:
 The reply is billed as `completion_tokens` = len(encode_ordinary(BODY of the reply)) + 1
 (its closing `<|im_end|>`).
 
+Reasoning models (course/llm/reasoning.py) render the reasoning their history policy keeps:
+such an assistant message is <|im_start|> "assistant\\n" THINK BODY <|im_end|> "\\n", with
+THINK = "<think>\\n" + reasoning_content + "\\n</think>\\n\\n" and the three texts encoded each
+on its own (3 + len(enc("assistant\\n")) + len(enc(THINK)) + len(enc(BODY)) tokens); their reply
+is billed len(enc(THINK)) + len(enc(BODY)) + 1, of which len(enc(THINK)) are `reasoning_tokens`.
+Pass `reasoning=` the model's policy to the functions below to count that way; without it,
+`reasoning_content` is not rendered (the template of every model that does not reason).
+
 Not a real template. The envelope and the role headers follow the textbook's example; the
 rest is the course's simplification. The separate `tools` block, placed before the system
 prompt, is this template's own: every part of the request gets an envelope of its own, so the
@@ -53,6 +61,8 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
+
+from course.llm.reasoning import FIELD as REASONING, prompt_view, think_text
 
 class SpecialToken(str):
     """A marker in the rendered pieces that stands for one special token, never for text."""
@@ -108,25 +118,40 @@ def tools_text(tools: list) -> str:
     return "tools\n" + "\n".join(json.dumps(tool, ensure_ascii=False) for tool in tools)
 
 
-def render_pieces(messages: list, tools: list | None = None) -> list[str]:
-    """The request as a list of text pieces and special-token markers, for display."""
+def message_pieces(message: dict, think: bool = False) -> list[str]:
+    """One message's pieces; with `think`, an assistant message that carries reasoning_content
+    renders it (the caller has applied the history policy: reasoning.prompt_view)."""
+    reasoning = message.get(REASONING) if think and message.get("role") == "assistant" else None
+    if isinstance(reasoning, str):
+        return [IM_START, message_header(message) + "\n", think_text(reasoning),
+                message_body(message), IM_END, "\n"]
+    return [IM_START, message_header(message) + "\n" + message_body(message), IM_END, "\n"]
+
+
+def render_pieces(messages: list, tools: list | None = None, reasoning: str | None = None) -> list[str]:
+    """The request as a list of text pieces and special-token markers, for display; `reasoning`:
+    a reasoning model's history policy (course/llm/reasoning.py), None for any other model."""
     pieces: list[str] = []
     if tools:
         pieces += [IM_START, tools_text(tools), IM_END, "\n"]
+    if reasoning:
+        messages = prompt_view(messages, reasoning)
     for message in messages:
-        pieces += [IM_START, message_header(message) + "\n" + message_body(message), IM_END, "\n"]
+        pieces += message_pieces(message, bool(reasoning))
     pieces += [IM_START, "assistant\n"]
     return pieces
 
 
-def render_text(messages: list, tools: list | None = None) -> str:
+def render_text(messages: list, tools: list | None = None, reasoning: str | None = None) -> str:
     """The whole rendered request as one string (what the lesson prints)."""
-    return "".join(render_pieces(messages, tools))
+    return "".join(render_pieces(messages, tools, reasoning))
 
 
-def prompt_token_ids(messages: list, tools: list | None = None) -> list[int]:
-    """The exact token ids the teaching model sees (and bills as prompt_tokens)."""
-    return pieces_token_ids(render_pieces(messages, tools))
+def prompt_token_ids(messages: list, tools: list | None = None,
+                     reasoning: str | None = None) -> list[int]:
+    """The exact token ids the teaching model sees (and bills as prompt_tokens); `reasoning`:
+    the model's history policy, for a reasoning model."""
+    return pieces_token_ids(render_pieces(messages, tools, reasoning))
 
 
 def pieces_token_ids(pieces: list[str]) -> list[int]:
@@ -178,13 +203,24 @@ def pieces_token_floor(pieces: list[str]) -> int:
     return sum(1 if isinstance(p, SpecialToken) else text_token_bounds(p)[0] for p in pieces)
 
 
-def completion_token_count(message: dict) -> int:
-    return len(encoding().encode_ordinary(message_body(message))) + 1
+def think_token_count(message: dict) -> int:
+    """The reply's reasoning_tokens: the tokens of THINK (0 without reasoning_content)."""
+    reasoning = message.get(REASONING)
+    return len(encoding().encode_ordinary(think_text(reasoning))) if isinstance(reasoning, str) else 0
 
 
-def message_token_count(message: dict) -> int:
-    """What one message adds to the prompt: 3 + its text's tokens (see the formula above)."""
-    return 3 + len(encoding().encode_ordinary(message_header(message) + "\n" + message_body(message)))
+def completion_token_count(message: dict, think: bool = False) -> int:
+    """A reply's completion_tokens; with `think` (a reasoning model) its THINK counts too."""
+    return (len(encoding().encode_ordinary(message_body(message))) + 1
+            + (think_token_count(message) if think else 0))
+
+
+def message_token_count(message: dict, think: bool = False) -> int:
+    """What one message adds to the prompt: 3 + its text's tokens (see the formula above);
+    `think`: render its reasoning_content (a message of reasoning.prompt_view)."""
+    enc = encoding()
+    return sum(1 if isinstance(p, SpecialToken) else len(enc.encode_ordinary(p))
+               for p in message_pieces(message, think)[:-1]) + 1
 
 
 def fixed_token_count(tools: list | None) -> int:

@@ -15,6 +15,11 @@ request to a private teaching model and rewrites the answer the way one provider
                                                                      reasoning models; a broken
                                                                      history's 400 has code null
 
+A reasoning model's reply (course/llm/reasoning.py: the teaching-reasoner-* names) keeps its
+`reasoning_content` in the deepseek shape, with `completion_tokens_details.reasoning_tokens` in the
+usage, as DeepSeek's reasoner answers; the openai shape drops the reasoning text and keeps the
+count (OpenAI's Chat Completions never returns its models' reasoning); ollama keeps it as sent.
+
 No shape sends the teaching model's `teaching_trace`: real providers have no such field. A
 request over the context window of the model name it asks for (course/llm/models.py) gets the
 teaching model's 400 `context_length_exceeded` in every shape: OpenAI's and DeepSeek's answer
@@ -73,8 +78,15 @@ def reshape(payload: dict, shape: str) -> dict:
                         "total_tokens": usage.get("total_tokens", 0),
                         "prompt_cache_hit_tokens": cached,
                         "prompt_cache_miss_tokens": usage.get("prompt_tokens", 0) - cached}
+        reasoning = (usage.get("completion_tokens_details") or {}).get("reasoning_tokens")
+        if reasoning:  # DeepSeek's reasoner reports it; its chat model sends no details
+            out["usage"]["completion_tokens_details"] = {"reasoning_tokens": reasoning}
     elif shape == "openai":
         out["system_fingerprint"] = "fp_openai_proxy"
+        out["choices"] = [{**choice, "message": {k: v for k, v in choice["message"].items()
+                                                 if k != "reasoning_content"}}
+                          if "reasoning_content" in (choice.get("message") or {}) else choice
+                          for choice in out.get("choices") or []]
     else:
         raise ValueError(f"unknown shape {shape!r}: expected one of {', '.join(SHAPES)}")
     return out

@@ -145,3 +145,21 @@ def test_the_deepseek_shape_caches_in_64_token_units():
         first, second = (client.chat.completions.create(model="m", messages=short) for _ in range(2))
     usage = read_usage(second.usage)
     assert 64 <= usage.cached < 1024 and usage.cached % 64 == 0  # OpenAI's rules would say 0
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_reasoning_model_through_each_shape(shape):
+    """DeepSeek's reasoner sends reasoning_content and usage.completion_tokens_details.
+    reasoning_tokens; OpenAI's Chat Completions keeps the count and never the text."""
+    with ProviderProxy(shape) as proxy:
+        completion = proxy.client().chat.completions.create(
+            model="teaching-reasoner-strip", messages=[{"role": "user", "content": "Hello"}])
+    message = completion.choices[0].message.model_dump()
+    raw = completion.usage.model_dump(exclude_none=True)
+    reasoning = (raw.get("completion_tokens_details") or {}).get("reasoning_tokens")
+    assert ("reasoning_content" in message) == (shape != "openai")
+    if shape == "deepseek":
+        assert set(raw["completion_tokens_details"]) == {"reasoning_tokens"} and reasoning > 0
+        assert message["reasoning_content"].startswith("validation: ")
+    assert (reasoning is None) == (shape == "ollama")
+    assert read_usage(completion.usage).completion == completion.usage.completion_tokens > (reasoning or 0)

@@ -110,7 +110,11 @@ calls = st.lists(st.fixed_dictionaries(
                   "arguments": st.just("{}") | json_values})}), max_size=3)
 messages = st.lists(st.fixed_dictionaries({"role": roles}, optional={
     "content": text | json_values, "tool_call_id": st.sampled_from(["a", "b"]) | json_values,
-    "tool_calls": calls | json_values, "name": text | json_values}), max_size=5)
+    "tool_calls": calls | json_values, "name": text | json_values,
+    # a reasoning model's field (course/llm/reasoning.py): text, null or junk, on any role
+    "reasoning_content": text | json_values}), max_size=5)
+MODEL_NAMES = st.sampled_from(["teaching-model", "teaching-model-8k", "m", "teaching-reasoner-strip",
+                               "teaching-reasoner-pass-back", "teaching-reasoner-since-last-user"])
 # context editing (course/llm/context_editing.py): well-formed, half-formed and junk options
 counts = st.fixed_dictionaries({}, optional={
     "type": st.sampled_from(["input_tokens", "tool_uses"]) | json_values,
@@ -127,7 +131,7 @@ temperatures = st.floats(-1, 3) | st.integers(-2, 3) | st.just(float("inf")) | j
 seeds = st.integers(-2 ** 64, 2 ** 64) | st.floats(-10, 10) | json_values
 top_ps = st.floats(-0.5, 1.5) | st.just(float("nan")) | json_values
 bodies = st.fixed_dictionaries({}, optional={
-    "model": st.sampled_from(["teaching-model", "teaching-model-8k", "m"]) | json_values,
+    "model": MODEL_NAMES | json_values,
     "messages": messages | json_values, "tools": json_values, "tool_choice": json_values,
     "parallel_tool_calls": json_values, "temperature": temperatures, "seed": seeds,
     "top_p": top_ps,
@@ -144,11 +148,12 @@ ASKS_FOR_TOOLS = ["Refund my broken order 12 in Paris, in usd", "weather in Pari
 # requests that pass validation but for their text, so that what the text holds (a lone
 # surrogate, control characters, a reply over the 8k window) reaches the model
 valid = st.fixed_dictionaries({
-    "model": st.sampled_from(["teaching-model", "teaching-model-8k", "m"]),
+    "model": MODEL_NAMES,
     "messages": st.lists(st.fixed_dictionaries({
         "role": st.sampled_from(["system", "user", "assistant", "developer"]),
         "content": text | st.sampled_from(["Summarise the conversation so far.",
-                                           "word " * 8_170, "call it again"])}),
+                                           "word " * 8_170, "call it again"])},
+        optional={"reasoning_content": text | st.none()}),
         max_size=3).flatmap(lambda head: (text | st.sampled_from(ASKS_FOR_TOOLS)).map(
             lambda ask: head + [{"role": "user", "content": ask}]))},  # the request echoes it
     optional={"max_tokens": st.integers(1, 9_000), "context_management": context_management,
