@@ -1,7 +1,8 @@
 """Teaching-model latency per request by prompt size, with and without a cache hit, for three
 shapes of request (one long user message; an agent's history of tool calls and results, where
-every rule has something to read; the same history with a request to summarise it), and the
-offline vocabularies' set-up time. Prints figures; asserts nothing.
+every rule has something to read; the same history with a request to summarise it), time to the
+first streamed chunk against the whole reply, the Responses API's path against Chat
+Completions', and the offline vocabularies' set-up time. Prints figures; asserts nothing.
 
     python benchmarks/bench_llm.py
 """
@@ -108,6 +109,57 @@ def cpu_table(repeats: int = 5) -> None:
         print(f"{shape:<26} {row[0]:>8.3f} {row[1]:>8.3f} {row[2]:>9.3f}")
 
 
+def response_items(messages: list[dict]) -> list[dict]:
+    """Chat Completions messages (no system message) as Responses API input items."""
+    items = []
+    for m in messages:
+        if m["role"] == "tool":
+            items.append({"type": "function_call_output", "call_id": m["tool_call_id"], "output": m["content"]})
+        elif m.get("tool_calls"):
+            items += [{"type": "function_call", "call_id": c["id"], "name": c["function"]["name"],
+                       "arguments": c["function"]["arguments"]} for c in m["tool_calls"]]
+        else:
+            items.append({"role": m["role"], "content": m["content"]})
+    return items
+
+
+def first_chunk_table(repeats: int = 5) -> None:
+    """Time to the first streamed chunk vs to the whole reply, streamed and not (a summary: the
+    longest reply), and the Responses API (the same conversation sent as items) vs
+    Chat Completions. The teaching model computes the whole reply before
+    its first chunk, so the first chunk comes about when a whole reply would: a real model's
+    first token comes after the prefill alone, and its last after every token is decoded."""
+    print(f"\nStreaming and the Responses API (median of {repeats}, seconds):")
+    print(f"{'prompt tokens':>14} {'whole':>8} {'1st chunk':>10} {'last chunk':>11} {'responses':>10}")
+    with course.llm.serve() as server:
+        client = server.client()
+        timed(client, messages_of(1000, "warm-up"))
+        for size in (1_000, 10_000, 100_000):
+            whole, first, last, responses = [], [], [], []
+            for r in range(repeats):
+                messages = agent_history(size, f"stream {r} size {size}", summarise=True)
+                start = time.perf_counter()
+                client.chat.completions.create(model="teaching-model", messages=messages, tools=TOOLS)
+                whole.append(time.perf_counter() - start)
+                messages = agent_history(size, f"stream again {r} size {size}", summarise=True)
+                start = time.perf_counter()
+                stream = client.chat.completions.create(model="teaching-model", messages=messages,
+                                                        tools=TOOLS, stream=True)
+                for k, _ in enumerate(stream):
+                    if k == 0:
+                        first.append(time.perf_counter() - start)
+                last.append(time.perf_counter() - start)
+                messages = agent_history(size, f"responses {r} size {size}", summarise=True)
+                start = time.perf_counter()
+                client.responses.create(model="teaching-model", instructions=messages[0]["content"],
+                                        input=response_items(messages[1:]), store=False,
+                                        tools=[{"type": "function", **t["function"]} for t in TOOLS])
+                responses.append(time.perf_counter() - start)
+            prompt = len(template.prompt_token_ids(messages, TOOLS))
+            print(f"{prompt:>14,} {statistics.median(whole):>8.3f} {statistics.median(first):>10.3f} "
+                  f"{statistics.median(last):>11.3f} {statistics.median(responses):>10.3f}")
+
+
 def vocabulary_setup() -> None:
     code = "import time; t=time.perf_counter(); import course; print(time.perf_counter()-t)"
     with tempfile.TemporaryDirectory() as cache:
@@ -188,6 +240,7 @@ def again_pattern() -> None:
 if __name__ == "__main__":
     latency_table()
     cpu_table()
+    first_chunk_table()
     vocabulary_setup()
     print("\nThe `again` test of rule own_state on a long message (median of 20):")
     again_pattern()
