@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import random
+from functools import lru_cache
 
 from course.llm.context_editing import EDIT_TYPE, PLACEHOLDER  # noqa: F401 (given to the lab)
 from course.llm.template import fixed_token_count, message_token_count
@@ -67,9 +68,15 @@ TURNS: list[str] = [
 ]
 
 
+@lru_cache(maxsize=20_000)
+def _message_tokens(key: str) -> int:
+    return message_token_count(json.loads(key))
+
+
 def message_tokens(message: dict) -> int:
-    """What one Chat Completions message adds to the teaching model's prompt_tokens."""
-    return message_token_count(message)
+    """What one Chat Completions message adds to the teaching model's prompt_tokens (each
+    distinct message is tokenised once)."""
+    return _message_tokens(json.dumps(message, sort_keys=True, ensure_ascii=False))
 
 
 def fixed_tokens(tools: list | None = None) -> int:
