@@ -14,7 +14,8 @@ and developer messages only.
   that says to stop if it fails ("if it fails, stop", "stop if ... fails") ends the procedure
   when its call returned an error: the reply says so and calls nothing more. When every step
   has its call, the model answers from the results.
-  Unordered rules: a bulleted line ("- ...") that names an offered tool is a rule, not a step.
+  Unordered rules: a bulleted line ("- ...") that names an offered tool in backticks is a rule,
+  not a step.
   It is applied only when the request or the latest tool result names its trigger (a word of
   the tool's name): then its tool is called first, if it was not called in this turn. So a
   prerequisite written as a bullet ("- verify the customer's identity with `verify_identity`
@@ -78,14 +79,9 @@ class Substitution:
 
 
 def _named_tool(text: str, offered) -> str | None:
-    """The offered tool a line names: in backticks first, else its exact name as a word."""
-    for name in BACKTICKED.findall(text):
-        if name in offered:
-            return name
-    for name in offered:
-        if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text):
-            return name
-    return None
+    """The first offered tool a line names in backticks (as a skill's steps do): a tool's name
+    in plain prose ("open a file with read_file") is advice, not a step or a rule."""
+    return next((name for name in BACKTICKED.findall(text) if name in offered), None)
 
 
 def read_instructions(ctx: Context) -> tuple[list[Procedure], list[Bullet], list[Substitution]]:
