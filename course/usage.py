@@ -17,6 +17,13 @@ report one. None is never turned into 0: "no cache hit" and "the provider does n
 different facts, and a bill computed from a silent 0 is wrong without anyone noticing.
 `describe(None)` says so in words, and `total(figures)` sums figures only when all were reported.
 
+`Usage.reasoning` is the reply's reasoning tokens where the provider reports them, in any shape:
+`completion_tokens_details.reasoning_tokens` (OpenAI, DeepSeek's reasoner, the teaching model's
+reasoning models) or `output_tokens_details.reasoning_tokens` (the Responses API); they are part
+of `completion`, billed as output. None where not reported (Anthropic bills thinking inside
+`output_tokens` without a separate count; Ollama; DeepSeek's chat model); a flat record may
+carry it as top-level `reasoning_tokens`.
+
 A value that is there but malformed (not an integer, a bool, negative) raises ValueError naming
 the field: it means the provider or a proxy sent something broken, which is worth stopping for.
 """
@@ -39,6 +46,7 @@ class Usage:
     cached: int | None
     cache_write: int | None
     provider_shape: str
+    reasoning: int | None = None  # reasoning tokens of the reply, part of `completion`
 
     @property
     def uncached(self) -> int | None:
@@ -95,6 +103,18 @@ def total(values) -> int | None:
 def read_usage(usage) -> Usage:
     """Read `completion.usage` (an SDK object, a dict or None) in any known provider shape."""
     fields = _as_mapping(usage, "usage")
+    read = _read(fields)
+    reasoning = None
+    for name in ("completion_tokens_details", "output_tokens_details"):
+        details = _as_mapping((fields or {}).get(name), f"usage.{name}")
+        if reasoning is None:
+            reasoning = _count(details, "reasoning_tokens", f"usage.{name}")
+    if reasoning is None and read.provider_shape == "record":
+        reasoning = _count(fields, "reasoning_tokens")  # the course's flat records
+    return dataclasses.replace(read, reasoning=reasoning) if reasoning is not None else read
+
+
+def _read(fields: Mapping | None) -> Usage:
     if fields is None:
         return Usage(None, None, None, None, "none")
     details = _as_mapping(fields.get("prompt_tokens_details"), "usage.prompt_tokens_details")

@@ -13,8 +13,12 @@ The rules:
     (course.llm.chat): `instructions` become the system message; `input` is a string (one user
     message) or a list of items — messages (`user`, `assistant`, `system`, `developer`; text
     or `input_text`/`output_text` parts), `function_call`, `function_call_output`,
-    `reasoning` (accepted and left out of the prompt: the teaching model does not reason) and
-    `compaction`. Function tools only, in the Responses format (`name`, `description`,
+    `reasoning` and `compaction`. A reasoning item (its `summary` text, or its `encrypted_content`)
+    is left out of the prompt for a model that does not reason; for a reasoning model
+    (course/llm/reasoning.py) it follows the model's history policy: strip leaves it out,
+    pass_back and since_last_user send it on as the next assistant turn's `reasoning_content`
+    (rendered as that policy renders it), and pass_back refuses a function_call with no reasoning
+    item before it (a 400 naming `input`), as a chain with previous_response_id never lacks. Function tools only, in the Responses format (`name`, `description`,
     `parameters` at the top level). `stream` is not simulated here (a 400 that says so).
   - `previous_response_id` continues a stored response: the conversation is that response's
     items (its input, then its output) followed by this `input`; its `instructions` are not
@@ -41,7 +45,10 @@ The rules:
     request that includes it is built from the summary it stands for.
   - usage: `input_tokens` (exact: `input_tokens.count` gives the same number for the same
     request), `input_tokens_details.cached_tokens`, `output_tokens`, `output_tokens_details.
-    reasoning_tokens` (0). A reply cut by `max_output_tokens` is `status: "incomplete"`.
+    reasoning_tokens` (a reasoning model's, else 0). A reasoning model's output starts with a
+    `reasoning` item: its `summary` is one `summary_text` part, the chat reply's reasoning_content,
+    and its `encrypted_content` seals the same text (always sent here; OpenAI sends it when
+    `include` asks for "reasoning.encrypted_content"). A reply cut by `max_output_tokens` is `status: "incomplete"`.
 """
 from __future__ import annotations
 
@@ -55,6 +62,7 @@ import zlib
 from collections import OrderedDict
 
 from course.llm.models import model_spec
+from course.llm.reasoning import PASS_BACK, STRIP
 from course.llm.summary import summarise
 from course.llm.template import prompt_token_ids
 from course.llm.validation import RequestError
@@ -202,12 +210,24 @@ def read_items(value, param: str = "input") -> list[dict]:
             output = _text_of(item.get("output"), f"{where}.output")
             items.append({"type": "function_call_output", "call_id": item["call_id"], "output": output})
         elif kind == "reasoning":
-            items.append({"type": "reasoning"})
+            items.append({"type": "reasoning", "text": _reasoning_text(item, where)})
         else:
             sealed = unseal(item.get("encrypted_content"), f"{where}.encrypted_content")
             items.append({"type": "compaction", "encrypted_content": item["encrypted_content"],
                           "summary": sealed.get("summary", "")})
     return items
+
+
+def _reasoning_text(item: dict, where: str) -> str | None:
+    """A reasoning item's text: its sealed encrypted_content, else its summary parts joined."""
+    if item.get("encrypted_content") is not None:
+        return unseal(item["encrypted_content"], f"{where}.encrypted_content").get("reasoning")
+    summary = item.get("summary")
+    if summary is None:
+        return None
+    _expect(summary, (list,), f"{where}.summary", "an array of summary parts")
+    return _text_of([{**p, "type": "text"} if isinstance(p, dict) and p.get("type") == "summary_text"
+                     else p for p in summary], f"{where}.summary")
 
 
 def chat_tools(tools) -> list[dict] | None:
@@ -241,12 +261,17 @@ def chat_tool_choice(choice):
                        "{\"type\": \"function\", \"name\": ...}.", "tool_choice", "invalid_value")
 
 
-def chat_messages(instructions: str | None, items: list[dict]) -> list[dict]:
+def chat_messages(instructions: str | None, items: list[dict], reasoning: bool = False) -> list[dict]:
     """The Chat Completions messages for the conversation's items (function calls in a row
-    become one assistant message with several tool_calls)."""
+    become one assistant message with several tool_calls); with `reasoning`, a reasoning
+    item's text becomes the next assistant message's reasoning_content."""
     messages = [{"role": "system", "content": instructions}] if instructions else []
+    thought = None  # a reasoning item's text, waiting for the assistant turn it belongs to
     for item in items:
         kind = item["type"]
+        if kind == "reasoning":
+            thought = item.get("text") if reasoning else None
+            continue
         if kind == "message":
             messages.append({"role": item["role"], "content": item["content"]})
         elif kind == "function_call":
@@ -261,7 +286,9 @@ def chat_messages(instructions: str | None, items: list[dict]) -> list[dict]:
             messages.append({"role": "tool", "tool_call_id": item["call_id"], "content": item["output"]})
         elif kind == "compaction":
             messages.append({"role": "developer", "content": f"{COMPACTION_HEADER}\n{item['summary']}"})
-        # reasoning: left out of the prompt (the teaching model does not reason)
+        if thought is not None and kind in ("message", "function_call") and messages[-1]["role"] == "assistant":
+            messages[-1]["reasoning_content"] = thought
+        thought = None
     return messages
 
 
@@ -319,6 +346,11 @@ def public_item(item: dict, number: int) -> dict:
     if item["type"] == "message":
         return {"type": "message", "id": "msg_" + ident, "role": item["role"], "status": "completed",
                 "content": [{"type": "input_text", "text": item["content"]}]}
+    if item["type"] == "reasoning":
+        text = item.get("text")
+        return {"type": "reasoning", "id": "rs_" + ident,
+                "summary": [] if text is None else [{"type": "summary_text", "text": text}],
+                **({} if text is None else {"encrypted_content": seal({"reasoning": text})})}
     return {"id": "item_" + ident, **item}
 
 
@@ -350,16 +382,22 @@ class Conversation:
             raise RequestError("Missing required parameter: 'input'.", "input", "missing_required_parameter")
         self.tools = chat_tools(body.get("tools"))
         self.notes: list[str] = []
+        self.policy = model_spec(body["model"]).reasoning
         reasoning = sum(item["type"] == "reasoning" for item in self.items)
-        if reasoning:
+        if self.policy == PASS_BACK:
+            _check_passed_back(self.items)
+        if reasoning and self.policy == STRIP:
+            self.notes.append(f"{reasoning} reasoning item{'s' * (reasoning != 1)} left out of the "
+                              f"prompt: history policy strip (earlier reasoning is not part of it)")
+        elif reasoning and not self.policy:
             self.notes.append(f"{reasoning} reasoning item{'s' * (reasoning != 1)} left out of the "
                               f"prompt: the teaching model does not reason")
 
     def messages(self) -> list[dict]:
-        return chat_messages(self.instructions, self.items)
+        return chat_messages(self.instructions, self.items, self.policy not in (None, STRIP))
 
     def prompt_tokens(self) -> int:
-        return len(prompt_token_ids(self.messages(), self.tools))
+        return len(prompt_token_ids(self.messages(), self.tools, self.policy))
 
     def truncate_to(self, window: int) -> None:
         """Drop the oldest turns, whole, until the prompt fits `window` tokens (truncation auto)."""
@@ -386,6 +424,24 @@ class Conversation:
                           f"earlier user message kept, the rest summarised into one compaction item; "
                           f"now {self.prompt_tokens()} tokens")
         return True
+
+
+def _check_passed_back(items: list[dict]) -> None:
+    """pass_back: each run of function_call items needs a reasoning item with text before it."""
+    thought = False
+    for item in items:
+        if item["type"] == "reasoning":
+            thought = item.get("text") is not None
+        elif item["type"] == "function_call":
+            if not thought:
+                raise RequestError(
+                    f"Missing reasoning for the function_call item with call_id "
+                    f"{item['call_id']!r}: this model (history policy pass_back, like DeepSeek "
+                    f"V4, Kimi K2 and GLM-5) needs the reasoning item it returned before its "
+                    f"calls sent back with them (previous_response_id keeps it; with store=false, "
+                    f"send the reasoning item back).", "input", "missing_reasoning")
+        elif item["type"] != "message" or item["role"] != "assistant":
+            thought = False
 
 
 def _threshold(body) -> int | None:
@@ -445,12 +501,15 @@ def _usage(chat_usage: dict) -> dict:
             "input_tokens_details": {"cached_tokens": chat_usage["prompt_tokens_details"]["cached_tokens"],
                                      "cache_write_tokens": 0},
             "output_tokens": chat_usage["completion_tokens"],
-            "output_tokens_details": {"reasoning_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens":
+                                      chat_usage["completion_tokens_details"]["reasoning_tokens"]},
             "total_tokens": chat_usage["total_tokens"]}
 
 
 def _reply_items(message: dict) -> list[dict]:
     items = []
+    if message.get("reasoning_content") is not None:  # a reasoning model: its thought first
+        items.append({"type": "reasoning", "text": message["reasoning_content"]})
     if message.get("content"):
         items.append({"type": "message", "role": "assistant", "content": message["content"]})
     for call in message.get("tool_calls") or []:

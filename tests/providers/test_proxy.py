@@ -163,3 +163,4 @@ def test_a_reasoning_model_through_each_shape(shape):
         assert message["reasoning_content"].startswith("validation: ")
     assert (reasoning is None) == (shape == "ollama")
     assert read_usage(completion.usage).completion == completion.usage.completion_tokens > (reasoning or 0)
+    assert read_usage(completion.usage).reasoning == reasoning  # None where not reported (ollama)

@@ -12,6 +12,7 @@ import course.llm
 from course.llm import template
 from course.llm.models import MODELS, REASONER
 from course.llm.reasoning import POLICIES, THINK_OPEN, think_text
+from course.usage import read_usage
 from tests.runtime.test_llm_stream_chunks import rebuilt
 
 PLAIN = course.llm.MODEL_NAME
@@ -122,6 +123,7 @@ def test_a_reasoning_model_reasons_first_and_decides_as_the_plain_model(client, 
     assert usage.completion_tokens == template.completion_token_count(plain.model_dump()) + \
         usage.completion_tokens_details.reasoning_tokens
     assert trace[1]["rule"] == "reasoning" and policy in trace[1]["why"]
+    assert read_usage(usage).reasoning == usage.completion_tokens_details.reasoning_tokens
 
 
 def test_a_plain_model_has_no_reasoning_and_ignores_it_sent_back(client):

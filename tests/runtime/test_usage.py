@@ -196,5 +196,25 @@ def test_responses_api_usage_reads_as_openai():
         "input_tokens_details": {"cached_tokens": 1280, "cache_write_tokens": 0},
         "output_tokens_details": {"reasoning_tokens": 0}})
     read = read_usage(usage)
-    assert read == Usage(1500, 12, 1280, 0, "openai")
+    assert read == Usage(1500, 12, 1280, 0, "openai", reasoning=0)
     assert read_usage({"input_tokens": 10, "output_tokens": 2}).prompt is None  # no details: not this shape
+
+
+def test_reasoning_tokens_are_read_where_a_provider_reports_them():
+    # OpenAI and DeepSeek's reasoner: completion_tokens_details; the Responses API: output_...
+    openai_shape = {"prompt_tokens": 10, "completion_tokens": 90, "total_tokens": 100,
+                    "prompt_tokens_details": {"cached_tokens": 0},
+                    "completion_tokens_details": {"reasoning_tokens": 64}}
+    deepseek = {"prompt_tokens": 10, "completion_tokens": 90, "prompt_cache_hit_tokens": 0,
+                "prompt_cache_miss_tokens": 10, "completion_tokens_details": {"reasoning_tokens": 64}}
+    responses = {"input_tokens": 10, "output_tokens": 90, "input_tokens_details": {"cached_tokens": 0},
+                 "output_tokens_details": {"reasoning_tokens": 64}}
+    for usage in (openai_shape, deepseek, responses):
+        assert read_usage(usage).reasoning == 64
+    assert read_usage({"prompt_tokens": 10, "completion_tokens": 5}).reasoning is None  # Ollama
+    assert read_usage({"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 0}).reasoning is None
+    record = {"prompt_tokens": 10, "completion_tokens": 90, "cached_tokens": 0, "reasoning_tokens": 64}
+    assert read_usage(record).reasoning == 64
+    assert str(read_usage(openai_shape)) == str(Usage(10, 90, 0, None, "openai"))  # printed as before
+    with pytest.raises(ValueError, match="reasoning_tokens"):
+        read_usage({"prompt_tokens": 1, "completion_tokens_details": {"reasoning_tokens": -1}})
