@@ -368,3 +368,19 @@ def test_help_lists_the_reasoning_models(capsys):
     for policy, name in REASONER.items():
         assert name in shown and policy in shown
     assert "reasoning_content" in shown and "reasoning_tokens" in shown
+
+
+@pytest.mark.parametrize("policy", ["pass_back", "since_last_user"])
+def test_context_editing_counts_the_reasoning_it_keeps(client, policy):
+    """Anthropic-style clearing (context_editing.py) on a reasoning model: the tokens it frees and
+    the prompt after it are counted as the policy renders the reasoning."""
+    _, history = tool_loop(client, REASONER[policy], turns=1)
+    history.append({"role": "user", "content": "Thanks. Now read the file src/last.py"})
+    edit = {"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 100},
+            "keep": {"type": "tool_uses", "value": 1}}
+    done = client.chat.completions.create(model=REASONER[policy], messages=history, tools=TOOLS,
+                                          extra_body={"context_management": {"edits": [edit]}})
+    applied = done.model_extra["context_management"]["applied_edits"][0]
+    assert applied["cleared_tool_uses"] == 4
+    before = len(template.prompt_token_ids(history, TOOLS, reasoning=policy))
+    assert done.usage.prompt_tokens == before - applied["cleared_input_tokens"]
