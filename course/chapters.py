@@ -122,6 +122,17 @@ CHAPTERS: tuple[Chapter, ...] = (
             "strategies, delegate a search to a sub-agent, and read back what a summary dropped",
             "solutions.production_compaction", ("budget_tool_results", "drop_noise",
                                                 "archive_turn", "compact_with_breaker", "self_test")),
+    Chapter("14", "provider_side_context", "Context kept by the provider",
+            "server state, server compaction and context editing, measured against your own",
+            "chain a conversation on the Responses API (`previous_response_id`, `store=false`) and "
+            "see that it is billed whole every turn, run chapter 11's run through the server's "
+            "sealed compaction and through context editing (`clear_tool_uses`, done by the "
+            "client too) against chapter 11's layers (tokens, cache, probes, cost, what the client "
+            "can still check), price `clear_at_least` in lost cache, save to a client-executed "
+            "memory before clearing, and choose a strategy by control, inspection, cache and "
+            "portability",
+            "solutions.provider_context", ("chain_turns", "clear_tool_uses", "cache_loss",
+                                           "choose_strategy", "self_test")),
 )
 
 

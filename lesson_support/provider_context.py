@@ -347,3 +347,22 @@ def sweep_table(rows: list[dict]) -> str:
         out.append(f"{r['clear_at_least']:>14,} {r['first'] or '-':>10} {r['freed_first']:>11,} {r['lost_first']:>16,} "
                    f"{r['input_tokens']:>12,} {r['peak']:>7,} {r['breaks']:>6} {r['lost']:>10,}")
     return "\n".join(out)
+
+
+def layers_cache_breaks(run: Run, layers=("budget", "noise", "micro"), settings: Settings = Settings()) -> dict:
+    """Chapter 11's compactor with `layers` (no model needed) over the whole run, counted offline
+    like clearing_sweep: its micro-compactions, the requests whose cached prefix changed, the
+    cache lost, the input tokens and the peak."""
+    if "full" in layers:
+        raise ValueError("layer 5 needs a model; replay it with replay_strategy")
+    compactor = LayeredCompactor(layers, settings, tools=run.tools, store=ResultStore())
+    history, previous, sizes, lost = run.head(), None, [], []
+    for step in run.steps:
+        history = history + step["messages"]
+        context = compactor(history)
+        sizes.append(compactor.meter(context))
+        lost.append(cache_loss(previous, context) if previous else 0)
+        previous = context
+    return {"micro": sum(e.layer == "micro" for e in compactor.events), "breaks": sum(x > 0 for x in lost),
+            "lost": sum(lost), "input_tokens": sum(sizes), "peak": max(sizes),
+            "dropped": compactor.dropped_turns}
