@@ -17,10 +17,15 @@ Printed, for 1,000 to 100,000 candidates:
   sorting adds a log factor);
 - the same warm build with earlier code, measured in the same run, each version loaded from git
   into a temporary package and timed with only its own packets alive (the garbage collector's
-  work depends on what is): OLD_COMMIT, before issue 35 item 2, and BASE_COMMIT, its first fix
-  (term dicts the collector does not walk, a float sort key); then old / new.
+  work depends on what is): OLD_COMMIT, before issue 35 item 2, BASE_COMMIT, its first fix
+  (term dicts the collector does not walk, a float sort key), and RANKED_COMMIT, the last that
+  sorted every candidate before the fill (and broke every tie: with 10x the packets there are
+  far more than 10x the ties); then old / new;
+- last, the growth factors of every version side by side (10.0 per step is linear).
 
-Best of a few runs; figures depend on the machine, compare the ratios.
+Best of a few runs, in CPU time (this process's own, so other work on a shared machine slows
+it less than it would the wall clock; the garbage collector's time counts); figures depend on
+the machine, compare the ratios.
 """
 from __future__ import annotations
 
@@ -30,6 +35,7 @@ import random
 import sys
 import tempfile
 import time
+import timeit
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from types import ModuleType
@@ -45,7 +51,9 @@ from solutions.gssc import (DEFAULT_OUTPUT, ContextConfig, Packet, build_context
 OLD_COMMIT = "affcbb9908ae0b64480281d7b9dee47ad111502e"
 # Its first fix (terms as the keys of a dict of strings, a float sort key, one Row per packet).
 BASE_COMMIT = "eabffdc2a61545dd75d4f438b9c49395dfc285cc"
-REFERENCES = {"before 35": OLD_COMMIT, "1st fix": BASE_COMMIT}
+# The last that ranked every candidate before the fill (a full sort, every tie broken).
+RANKED_COMMIT = "69b3acc3e8700f2c7368ac6800d050ed8f36bd1d"
+REFERENCES = {"before 35": OLD_COMMIT, "1st fix": BASE_COMMIT, "full ranking": RANKED_COMMIT}
 SIZES = (1_000, 10_000, 100_000)
 CONFIG = ContextConfig(budget=8000, reserve=1000)
 TASK = "为什么链接 libpng 时报 undefined reference to inflate？zlib 是不是用了主机的库"
@@ -77,25 +85,47 @@ def synthetic_packets(n: int, seed: int = 5, packet=Packet) -> list:
 
 
 def gssc_at(commit: str, folder: Path, name: str = "gssc_old") -> ModuleType:
-    """solutions/gssc as it was at `commit`, imported as package `name` (see timing.package_at)."""
-    from benchmarks.timing import package_at
+    """solutions/gssc as it was at `commit`, imported as package `name` (see timing.package_at).
+    Where that commit has chapter 03's givens (course/givens/gssc: Packet, the terms), they are
+    loaded from it too, as `name`_givens, and the old answers import them instead of today's."""
+    from benchmarks.timing import git, package_at
 
-    return package_at(commit, "solutions/gssc", folder, name)
+    try:
+        git("cat-file", "-e", f"{commit}:course/givens/gssc/__init__.py")
+    except LookupError:  # before the givens moved out of solutions/gssc
+        return package_at(commit, "solutions/gssc", folder, name)
+    givens = package_at(commit, "course/givens/gssc", folder, f"{name}_givens")
+    aliases = {"course.givens.gssc" + key[len(givens.__name__):]: module
+               for key, module in list(sys.modules.items())
+               if key == givens.__name__ or key.startswith(givens.__name__ + ".")}
+    saved = {key: sys.modules.get(key) for key in aliases}
+    sys.modules.update(aliases)  # while the old answers are imported, they find the old givens
+    try:
+        return package_at(commit, "solutions/gssc", folder, name)
+    finally:
+        for key, module in saved.items():
+            if module is None:
+                sys.modules.pop(key, None)
+            else:
+                sys.modules[key] = module
+
+
+def best_time(fn, repeats: int) -> float:
+    """The least CPU time of `repeats` calls of fn(), the garbage collector on (timeit turns it
+    off unless told)."""
+    return min(timeit.repeat(fn, setup="gc.enable()", timer=time.process_time, repeat=repeats,
+                             number=1, globals={"gc": gc}))
 
 
 def warm_build(gssc, n: int, repeats: int) -> float:
     """The best warm build over n packets made by `gssc` (today's package or an old one), with
     nothing else's packets alive: the garbage collector's work depends on what is."""
-    from timing import best_time  # benchmarks/ is on sys.path when this runs as a script
-
     packets = synthetic_packets(n, packet=gssc.Packet)
     gssc.build_context(TASK, packets, CONFIG)
     return best_time(lambda: gssc.build_context(TASK, packets, CONFIG), repeats)
 
 
 def measure(n: int, references: dict) -> dict:
-    from timing import best_time
-
     gc.collect()
     start = time.perf_counter()
     packets = synthetic_packets(n)
@@ -123,8 +153,6 @@ def measure(n: int, references: dict) -> dict:
 
 
 def main() -> None:
-    from timing import best_time
-
     with tempfile.TemporaryDirectory() as folder:
         references = {label: gssc_at(commit, Path(folder), f"gssc_{commit[:7]}")
                       for label, commit in REFERENCES.items()}
@@ -167,6 +195,18 @@ def main() -> None:
                      for label in REFERENCES)
     print(f"growth 1,000 -> 100,000 packets (100x): warm build x{big['warm'] / small['warm']:.0f} "
           f"({olds}), making packets x{big['make'] / small['make']:.0f}")
+    print("\nwarm build, growth with 10x the packets (10.0 is linear), and the time per packet at "
+          "the largest size over that at 10,000 (1.00 is linear):")
+    steps = list(zip(rows, rows[1:]))
+    print(f"{'code':>25} " + " ".join(f"{a['n'] // 1000:>4}k->{b['n'] // 1000}k" for a, b in steps)
+          + f" {'per packet':>11} {'old/now at ' + format(big['n'], ','):>18}")
+    versions = [(f"{label} ({commit[:7]})", lambda r, label=label: r["before"][label])
+                for label, commit in REFERENCES.items()] + [("now", lambda r: r["warm"])]
+    ten = next(r for r in rows if r["n"] == 10_000)
+    for name, warm in versions:
+        print(f"{name:>25} " + " ".join(f"{warm(b) / warm(a):>10.1f}" for a, b in steps)
+              + f" {warm(big) / big['n'] / (warm(ten) / ten['n']):>10.2f}x"
+              + f" {warm(big) / big['warm']:>17.2f}x")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from course.givens.gssc.config import ContextConfig
 from course.givens.gssc.constants import DEFAULT_OUTPUT
 from course.givens.gssc.packets import Packet, as_datetime
 from solutions.gssc.render import candidate_budget, section_tokens
-from solutions.gssc.selection import Row, default_now, explain_selection
+from solutions.gssc.selection import Row, _choose, default_now
 
 
 @dataclass(frozen=True)
@@ -48,21 +48,19 @@ def build_context(task: str, packets: Sequence[Packet], config: ContextConfig | 
         (pinned if p.pinned else candidates).append(p)
     room = candidate_budget(task, pinned, config, output)
     now = as_datetime(now) if now is not None else default_now(packets)
-    rows = explain_selection(candidates, task, room, config, now)
-    chosen = [r.packet for r in sorted((r for r in rows if r.rank is not None),
-                                       key=lambda r: r.rank)]  # the selected, in rank order
+    rows, chosen = _choose(candidates, task, room, config, now)  # explain_selection's rows
     done = compress(task, pinned + chosen, output, config.limit)
     if done.dropped:
         gone = {id(p) for p in done.dropped}
         for row in rows:
             if id(row.packet) in gone:
                 row.status, row.rank = "cut", None
-    pinned_rows = [Row(p, None, None, None, "pinned") for p in pinned]
+    rows[:0] = [Row(p, None, None, None, "pinned") for p in pinned]  # no copy of the rest
     return Built(
         text=done.text,
         tokens=done.tokens,
         limit=config.limit,
-        rows=pinned_rows + rows,
+        rows=rows,
         sections=section_tokens(task, done.kept, output, done.cuts),
         cuts=done.cuts,
     )

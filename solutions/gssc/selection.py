@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import gc
 import heapq
+import operator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import AbstractSet, Iterable, Sequence
@@ -24,9 +25,12 @@ def _decay(age_seconds: float, half_life_hours: float) -> float:
     return 0.5 ** ((age_seconds if age_seconds > 0.0 else 0.0) / 3600 / half_life_hours)
 
 
+_timestamp = operator.attrgetter("timestamp")
+
+
 def default_now(packets: Iterable[Packet]) -> datetime:
     """The newest packet's time: scores then depend on the inputs only, never on the clock."""
-    return max((p.timestamp for p in packets), default=datetime(1970, 1, 1, tzinfo=timezone.utc))
+    return max(map(_timestamp, packets), default=datetime(1970, 1, 1, tzinfo=timezone.utc))
 
 
 def packet_relevance(packet: Packet, query: str) -> float:
@@ -66,7 +70,7 @@ class Row:
 
 def _rank_key(p: Packet):
     # Highest score first (sorted on before this); ties: cheaper first, then newer, then by
-    # text (input order never matters).
+    # text (input order never matters). Only packets that tie on score need it.
     return (p.tokens, -p.epoch, p.source, p.content)
 
 
@@ -107,7 +111,6 @@ def _collector_paused(build):
     return paused
 
 
-@_collector_paused
 def explain_selection(packets: Sequence[Packet], query: str, budget: int,
                       config: ContextConfig | None = None, now: datetime | None = None) -> list[Row]:
     """Score every packet and fill `budget` tokens greedily; return one Row per packet.
@@ -116,37 +119,73 @@ def explain_selection(packets: Sequence[Packet], query: str, budget: int,
     A packet that does not fit is skipped, and the walk goes on: a smaller packet further down
     may still fit (stopping at the first misfit would leave the budget half empty).
     """
+    return _choose(packets, query, budget, config, now)[0]
+
+
+@_collector_paused
+def _choose(packets: Sequence[Packet], query: str, budget: int, config: ContextConfig | None,
+            now: datetime | None) -> tuple[list[Row], list[Packet]]:
+    """explain_selection's rows, and the selected packets in the order they were chosen (what
+    build_context needs, without walking every row again)."""
     config = config or ContextConfig()
     if not isinstance(budget, int) or budget < 0:
         raise ValueError(f"budget must be a whole number of tokens >= 0, got {budget!r}")
     packets = list(packets)
     now = (as_datetime(now) if now is not None else default_now(packets)).timestamp()
-    # Scores go in flat lists of floats, and each Row is made once, finished: at 100k
-    # packets, per-packet temporaries and attribute look-ups are most of a build.
-    wanted, half_life = query_terms(query), config.half_life_hours
+    # One pass over the packets, each Row made while its packet is at hand (at 100k packets a
+    # packet's memory is out of the CPU's caches by the next pass); scores and token counts go
+    # in flat lists for the fill.
+    wanted, half_life, floor = query_terms(query), config.half_life_hours, config.min_relevance
     rel_weight, rec_weight = config.relevance_weight, config.recency_weight
-    rels, recs, scores = [], [], []
-    for p in packets:
+    rows, scores, tokens, eligible = [], [], [], []
+    for i, p in enumerate(packets):
         rel = p.relevance
         if rel is None:
             rel = overlap(wanted, p._term_keys.keys())  # p.terms, without the property call
         rec = _decay(now - p.epoch, half_life)
-        rels.append(rel)
-        recs.append(rec)
-        scores.append(p.priority * (rel_weight * rel + rec_weight * rec))  # = _value(...)
-
-    statuses = ["below min relevance"] * len(packets)
-    ranks: list[int | None] = [None] * len(packets)
-    floor = config.min_relevance
-    order = _ranked(packets, scores, [i for i, rel in enumerate(rels) if rel >= floor])
+        score = p.priority * (rel_weight * rel + rec_weight * rec)  # = _value(...)
+        if rel >= floor:
+            eligible.append(i)
+            rows.append(Row(p, rel, rec, score, "did not fit"))
+        else:
+            rows.append(Row(p, rel, rec, score, "below min relevance"))
+        scores.append(score)
+        tokens.append(p.tokens)
     if config.diversity > 0:
-        _fill_diverse(packets, scores, order, budget, config.diversity, statuses, ranks)
+        chosen = _fill_diverse(packets, scores, _ranked(packets, scores, eligible), budget,
+                               config.diversity, rows)
     else:
-        for i in order:
-            statuses[i] = "did not fit"
-        for rank, i in enumerate(_fill(order, [packets[i].tokens for i in order], budget)):
-            statuses[i], ranks[i] = "selected", rank
-    return list(map(Row, packets, rels, recs, scores, statuses, ranks))
+        chosen = _fill_best_first(packets, scores, tokens, eligible, budget)
+    for rank, i in enumerate(chosen):
+        rows[i].status, rows[i].rank = "selected", rank
+    return rows, [packets[i] for i in chosen]
+
+
+FIRST_HEAD = 64  # the fill ranks the best 64 candidates first, then 4 times as many...
+
+
+def _fill_best_first(packets: Sequence[Packet], scores: list[float], tokens: list[int],
+                     eligible: list[int], budget: int) -> list[int]:
+    """The indices `_fill` takes from the eligible ones in `_ranked` order (best first), found
+    without ranking them all: rank only the best FIRST_HEAD (every candidate scoring at least
+    the FIRST_HEAD-th best score, so ties are whole) and walk them; then, of the rest, keep only
+    those that still fit in what is left (the room only shrinks, so the others can never be
+    taken) and go on with the next, larger head. A fill of a few dozen packets from 100,000
+    ranks a few hundred instead of sorting them all and breaking every tie."""
+    chosen, used, rest, size = [], 0, eligible, FIRST_HEAD
+    while rest:
+        cut = heapq.nlargest(size, map(scores.__getitem__, rest))[-1] if len(rest) > size else None
+        head = rest if cut is None else [i for i in rest if scores[i] >= cut]
+        for i in _ranked(packets, scores, head):
+            if used + tokens[i] <= budget:
+                chosen.append(i)
+                used += tokens[i]
+        if cut is None:
+            break
+        room = budget - used
+        rest = [i for i in rest if scores[i] < cut and tokens[i] <= room]
+        size *= 4
+    return chosen
 
 
 def _fill(items: Sequence, tokens: Sequence[int], budget: int) -> list:
@@ -168,33 +207,33 @@ def greedy_fill(ranked: Sequence[Packet], budget: int) -> list[Packet]:
 
 
 def _fill_diverse(packets: Sequence[Packet], scores: list[float], ranked: list[int], budget: int,
-                  diversity: float, statuses: list[str], ranks: list) -> None:
-    """The fill with a penalty for repeating what is already chosen: sets `statuses[i]` and
-    `ranks[i]` for each index in `ranked` (best first).
+                  diversity: float, rows: list[Row]) -> list[int]:
+    """The fill with a penalty for repeating what is already chosen: the indices chosen from
+    `ranked` (best first), in the order chosen; the rows of those left out as redundant say so.
 
     Lazy greedy: a candidate's penalty can only grow as more is chosen, so a stale score is an
     upper bound; recompute it when it reaches the top, and take it if it still beats the rest.
     """
     heap = [(-scores[i], order, i) for order, i in enumerate(ranked)]
     heapq.heapify(heap)
-    chosen_terms, used = [], 0
+    chosen, chosen_terms, used = [], [], 0
     while heap:
         _, order, i = heapq.heappop(heap)
         packet = packets[i]
         if used + packet.tokens > budget:
-            statuses[i] = "did not fit"
-            continue
+            continue  # its row says "did not fit" already
         similarity = max((_jaccard(packet.terms, t) for t in chosen_terms), default=0.0)
         adjusted = scores[i] - diversity * similarity
         if heap and adjusted < -heap[0][0]:
             heapq.heappush(heap, (-adjusted, order, i))
             continue
         if similarity > 0 and adjusted <= 0:
-            statuses[i] = "redundant"
+            rows[i].status = "redundant"
             continue
-        statuses[i], ranks[i] = "selected", len(chosen_terms)
+        chosen.append(i)
         chosen_terms.append(packet.terms)
         used += packet.tokens
+    return chosen
 
 
 def select(packets: Sequence[Packet], query: str, budget: int,
