@@ -5,6 +5,9 @@ a list of steps `{"rule", "why", "evidence"}` (evidence: indices into the reques
 The `openai` SDK keeps unknown fields, so it is `completion.model_extra["teaching_trace"]`.
 A step of rule `sampling` (a request that sets temperature, top_p or seed: course/llm/sampling.py)
 also carries `draw`: the candidates `[name, score, probability]`, the draw `u` and the `chosen`.
+A step of rule `reasoning` (a reasoning model: course/llm/reasoning.py) names the model's history
+policy and which earlier messages' reasoning the prompt holds or dropped; the reply's
+`reasoning_content` is the trace's other steps in words.
 A real model cannot tell you why it chose its reply; this trace exists only because the
 teaching model is a list of rules (see course/llm/policy.py).
 """
