@@ -92,10 +92,12 @@ def turn_table(whole: list[dict], chained: list[dict]) -> str:
 def speaks_responses(client, model) -> tuple[bool, str]:
     """Does this endpoint serve the Responses API? (True, "") or (False, why)."""
     try:
-        client.responses.create(model=model, input="Say OK.", max_output_tokens=16, store=False)
-        return True, ""
+        reply = client.responses.create(model=model, input="Say OK.", max_output_tokens=16, store=False)
     except Exception as error:  # a 404, a 400 or a refused connection: it does not
         return False, f"{type(error).__name__}: {str(error)[:160]}"
+    if getattr(reply, "object", None) != "response" or read_usage(reply.usage).prompt is None:
+        return False, "its answer is not a Responses API response (no input_tokens in its usage)"
+    return True, ""
 
 
 # ------------------------------------------------------------------ items and views

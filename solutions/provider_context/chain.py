@@ -5,13 +5,7 @@ from __future__ import annotations
 import json
 
 from course.givens.provider_context import INSTRUCTIONS, TOOLS, execute_tool
-
-
-def _usage_of(response) -> tuple[int, int, int]:
-    usage = response.usage
-    details = getattr(usage, "input_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
-    return usage.input_tokens, cached or 0, usage.output_tokens
+from course.usage import read_usage, total
 
 
 def _as_input(item) -> dict:
@@ -34,7 +28,8 @@ def chain_turns(client, turns, tools=None, execute=None, model=None, instruction
     carry them over). With `store=False` the server keeps nothing, so the client carries the
     conversation itself: every request sends all the items so far (and no previous_response_id).
     Returns one dict per turn: input, text, response_id (the turn's last response), requests,
-    input_tokens, cached_tokens, output_tokens (summed over its requests)."""
+    input_tokens, cached_tokens, output_tokens (summed over its requests; None when the provider
+    did not report a figure, never a silent 0)."""
     import course.llm
 
     tools = TOOLS if tools is None else tools
@@ -42,8 +37,8 @@ def chain_turns(client, turns, tools=None, execute=None, model=None, instruction
     model = model or course.llm.MODEL_NAME
     previous, carried, out = None, [], []
     for turn in turns:
-        record = {"input": turn, "text": None, "response_id": None, "requests": 0,
-                  "input_tokens": 0, "cached_tokens": 0, "output_tokens": 0}
+        record = {"input": turn, "text": None, "response_id": None, "requests": 0}
+        usages = []
         pending = [{"role": "user", "content": turn}]
         while pending and record["requests"] < max_calls:
             if store:
@@ -56,8 +51,7 @@ def chain_turns(client, turns, tools=None, execute=None, model=None, instruction
                                                    instructions=instructions, store=False)
                 carried += [_as_input(item) for item in response.output]
             record["requests"] += 1
-            for key, value in zip(("input_tokens", "cached_tokens", "output_tokens"), _usage_of(response)):
-                record[key] += value
+            usages.append(read_usage(response.usage))
             previous = record["response_id"] = response.id
             calls = [item for item in response.output if item.type == "function_call"]
             pending = []
@@ -71,5 +65,8 @@ def chain_turns(client, turns, tools=None, execute=None, model=None, instruction
                                 "output": result if isinstance(result, str) else json.dumps(result)})
             if not calls:
                 record["text"] = response.output_text
+        record["input_tokens"] = total(u.prompt for u in usages)
+        record["cached_tokens"] = total(u.cached for u in usages)
+        record["output_tokens"] = total(u.completion for u in usages)
         out.append(record)
     return out
