@@ -35,7 +35,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--disable-dev-shm-usage"]
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"  # how a stored output says "a widget was here"
-RUN_TIMEOUT_S = 300
+STALL_S = 300  # Run All fails only when no cell has finished for this long (not a total limit)
 VIEWPORT = {"width": 1400, "height": 1000}
 TIMINGS: dict[str, float] = {}
 
@@ -194,16 +194,30 @@ def tofu(page) -> dict[str, str]:
     return problems
 
 
+PROMPTS = """() => {
+    const prompts = [...document.querySelectorAll('.jp-Notebook .jp-InputArea-prompt')];
+    const code = prompts.filter(p => p.closest('.jp-CodeCell'));
+    return [code.length, code.filter(p => /\\[\\d+\\]/.test(p.textContent)).length];
+}"""
+
+
 def run_all_cells(page) -> None:
+    """Run All, then wait until every code cell has its number (busy cells show [*]). A slow
+    machine makes a lesson slow, not wrong: the wait ends in failure only when no cell has
+    finished for STALL_S seconds, however long the whole lesson takes."""
     page.get_by_role("menuitem", name="Run", exact=True).click()
     page.get_by_role("menuitem", name=re.compile(r"^Run All Cells")).click()
-    # Busy cells show [*]; wait until every prompt has a number and the kernel is idle.
-    page.wait_for_function(
-        """() => {
-            const prompts = [...document.querySelectorAll('.jp-Notebook .jp-InputArea-prompt')];
-            const code = prompts.filter(p => p.closest('.jp-CodeCell'));
-            return code.length > 0 && code.every(p => /\\[\\d+\\]/.test(p.textContent));
-        }""", timeout=RUN_TIMEOUT_S * 1000)
+    done_before, last_progress = -1, time.monotonic()
+    while True:
+        total, done = page.evaluate(PROMPTS)
+        if total and done == total:
+            return
+        if done != done_before:
+            done_before, last_progress = done, time.monotonic()
+        elif time.monotonic() - last_progress > STALL_S:
+            raise AssertionError(f"Run All stalled: {done} of {total} code cells finished, none "
+                                 f"for {STALL_S} s")
+        page.wait_for_timeout(500)
 
 
 def error_outputs(page) -> list[str]:
