@@ -17,6 +17,7 @@ import time
 
 import course.llm
 from course.llm import template
+from lesson_support.provider_context import items_of, responses_tools
 
 FILLER = "The build step {i} compiled src/module_{i}.c with exit code 0 in 12 ms.\n"
 
@@ -109,20 +110,6 @@ def cpu_table(repeats: int = 5) -> None:
         print(f"{shape:<26} {row[0]:>8.3f} {row[1]:>8.3f} {row[2]:>9.3f}")
 
 
-def response_items(messages: list[dict]) -> list[dict]:
-    """Chat Completions messages (no system message) as Responses API input items."""
-    items = []
-    for m in messages:
-        if m["role"] == "tool":
-            items.append({"type": "function_call_output", "call_id": m["tool_call_id"], "output": m["content"]})
-        elif m.get("tool_calls"):
-            items += [{"type": "function_call", "call_id": c["id"], "name": c["function"]["name"],
-                       "arguments": c["function"]["arguments"]} for c in m["tool_calls"]]
-        else:
-            items.append({"role": m["role"], "content": m["content"]})
-    return items
-
-
 def first_chunk_table(repeats: int = 5) -> None:
     """Time to the first streamed chunk vs to the whole reply, streamed and not (a summary: the
     longest reply), and the Responses API (the same conversation sent as items) vs
@@ -152,8 +139,8 @@ def first_chunk_table(repeats: int = 5) -> None:
                 messages = agent_history(size, f"responses {r} size {size}", summarise=True)
                 start = time.perf_counter()
                 client.responses.create(model="teaching-model", instructions=messages[0]["content"],
-                                        input=response_items(messages[1:]), store=False,
-                                        tools=[{"type": "function", **t["function"]} for t in TOOLS])
+                                        input=items_of(messages[1:]), store=False,
+                                        tools=responses_tools(TOOLS))
                 responses.append(time.perf_counter() - start)
             prompt = len(template.prompt_token_ids(messages, TOOLS))
             print(f"{prompt:>14,} {statistics.median(whole):>8.3f} {statistics.median(first):>10.3f} "

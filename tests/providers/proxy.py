@@ -20,6 +20,11 @@ A reasoning model's reply (course/llm/reasoning.py: the teaching-reasoner-* name
 usage, as DeepSeek's reasoner answers; the openai shape drops the reasoning text and keeps the
 count (OpenAI's Chat Completions never returns its models' reasoning); ollama keeps it as sent.
 
+The Responses API (`/v1/responses`, `/compact`, `/input_tokens`, GET and DELETE of a stored
+response) is served in the openai shape only, its usage as OpenAI's (`input_tokens`,
+`input_tokens_details.cached_tokens`); the ollama and deepseek shapes answer it 404, as servers
+without that API do.
+
 No shape sends the teaching model's `teaching_trace`: real providers have no such field. A
 request over the context window of the model name it asks for (course/llm/models.py) gets the
 teaching model's 400 `context_length_exceeded` in every shape: OpenAI's and DeepSeek's answer
@@ -92,6 +97,14 @@ def reshape(payload: dict, shape: str) -> dict:
     return out
 
 
+NO_RESPONSES_API = {"error": {"message": "Not Found: this server has no /v1/responses",
+                               "type": "invalid_request_error", "param": None, "code": "not_found"}}
+
+
+def is_responses_path(path: str) -> bool:
+    return path.split("?")[0].removeprefix("/v1").startswith("/responses")
+
+
 def unchecked_reply(body: dict, model: str) -> dict:
     """What a server that does not check pairing answers to a broken history: a plain reply."""
     from course.llm.template import completion_token_count, prompt_token_ids
@@ -131,12 +144,35 @@ class _Handler(JsonHandler):
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read() or b"{}")
 
+    def _responses(self, method: str, raw: bytes | None) -> None:
+        """The Responses API: OpenAI's, as the teaching model serves it but without its trace;
+        a 404 from the shapes whose providers do not have it."""
+        if self.proxy.shape != "openai":
+            self._send(404, NO_RESPONSES_API)
+            return
+        status, payload = self._forward(method, raw)
+        if isinstance(payload, dict):
+            payload = {k: v for k, v in payload.items() if k != "teaching_trace"}
+        self._send(status, payload)
+
     def do_GET(self):
+        if is_responses_path(self.path):
+            self._responses("GET", None)
+            return
         self._send(*self._forward("GET", None))
+
+    def do_DELETE(self):
+        if is_responses_path(self.path):
+            self._responses("DELETE", None)
+            return
+        self._send(*self._forward("DELETE", None))
 
     def do_POST(self):
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self.proxy.count()
+        if is_responses_path(self.path):
+            self._responses("POST", raw)
+            return
         shape = self.proxy.shape
         try:
             body = json.loads(raw)

@@ -164,3 +164,24 @@ def test_a_reasoning_model_through_each_shape(shape):
     assert (reasoning is None) == (shape == "ollama")
     assert read_usage(completion.usage).completion == completion.usage.completion_tokens > (reasoning or 0)
     assert read_usage(completion.usage).reasoning == reasoning  # None where not reported (ollama)
+
+
+def test_the_responses_api_is_openais_alone(proxy):
+    client = proxy.client()
+    if proxy.shape != "openai":
+        with pytest.raises(openai.NotFoundError):
+            client.responses.create(model="m", input="What does the cache keep?")
+        return
+    first = client.responses.create(model="m", instructions=LONG[0]["content"], input=LONG[1]["content"])
+    again = client.responses.create(model="m", instructions=LONG[0]["content"], input=LONG[1]["content"])
+    assert "teaching_trace" not in (first.model_extra or {})
+    usage = read_usage(again.usage)
+    assert usage.provider_shape == "openai" and usage.prompt == first.usage.input_tokens > 1024
+    assert 0 < usage.cached <= usage.prompt
+    counted = client.responses.input_tokens.count(model="m", instructions=LONG[0]["content"],
+                                                  input=LONG[1]["content"])
+    assert counted.input_tokens == first.usage.input_tokens
+    assert client.responses.retrieve(first.id).id == first.id
+    client.responses.delete(first.id)
+    with pytest.raises(openai.NotFoundError):
+        client.responses.retrieve(first.id)
