@@ -114,9 +114,9 @@ STRATEGIES = ("own compaction", "server compaction", "context editing")
 # What choose_strategy reads; a missing key is False (or "openai" for provider).
 REQUIREMENTS: dict[str, str] = {
     "provider": 'who serves the model: "openai" (Responses API), "anthropic" (Messages API) or "other"',
+    "control": "you must decide what a summary keeps",
     "inspect": "someone must be able to read and check what survives a compaction",
     "portable": "the conversation may move to another provider or model family",
     "no_retention": "nothing may stay stored on the provider (store=false, zero data retention)",
     "tool_heavy": "the context is mostly old tool results that could be fetched again",
-    "little_code": "the team wants the least context code of its own",
 }

@@ -1,12 +1,14 @@
-"""Choosing who keeps the context (Chapter 14): the lesson's decision table as code.
+"""Choosing who keeps the context (Chapter 14): the lesson's decision table as code, after the
+study guide's rule (section 4.6): one provider, and it is OpenAI or Anthropic, prefer its server
+compaction and write less code; several providers, or a summary you must control or review,
+write your own; clearing old tool results suits agents whose context is mostly tool output.
 
-    requirement                         -> strategy
-    provider "other" (no server feature)   own compaction
-    inspect or portable                    own compaction (a sealed summary can be neither read
-                                           nor moved to another provider)
-    anthropic, tool_heavy                  context editing (clear old tool results; save first)
-    little_code (openai or anthropic)      server compaction
-    otherwise                              own compaction (control, and the cache where you want it)
+    requirement                            -> strategy
+    provider "other" (no server feature)      own compaction
+    control, inspect or portable              own compaction (a sealed summary can be neither
+                                              steered, read nor moved to another provider)
+    anthropic, tool_heavy                     context editing (clear old tool results; save first)
+    otherwise (openai or anthropic)           server compaction
 
 `store` is False when nothing may stay on the provider (no_retention): on the Responses API the
 client then carries the conversation (and any sealed compaction item) itself.
@@ -32,10 +34,8 @@ def choose_strategy(requirements):
 
     if provider == "other":
         return pick(0, "this provider keeps no context for you")
-    if requirements.get("inspect") or requirements.get("portable"):
-        return pick(0, "a provider's summary is sealed: it can be neither checked nor moved")
+    if requirements.get("control") or requirements.get("inspect") or requirements.get("portable"):
+        return pick(0, "a provider's summary cannot be steered, read or moved to another provider")
     if provider == "anthropic" and requirements.get("tool_heavy"):
         return pick(2, "old tool results are most of the context and can be fetched again")
-    if requirements.get("little_code"):
-        return pick(1, "the provider compacts; you give up control and inspection")
-    return pick(0, "your own layers keep control and put the cache loss where you choose")
+    return pick(1, "one provider that compacts: less code, at the price of control and inspection")

@@ -189,15 +189,15 @@ def test_the_teaching_models_cache_misses_from_the_first_cleared_message(server)
 
 # ------------------------------------------------------------------ choose_strategy
 @pytest.mark.parametrize("requirements, strategy", [
-    ({}, "own compaction"),
-    ({"provider": "other", "little_code": True}, "own compaction"),
-    ({"little_code": True}, "server compaction"),
-    ({"little_code": True, "inspect": True}, "own compaction"),
-    ({"little_code": True, "portable": True}, "own compaction"),
+    ({}, "server compaction"),
+    ({"provider": "other"}, "own compaction"),
+    ({"control": True}, "own compaction"),
+    ({"inspect": True}, "own compaction"),
+    ({"portable": True}, "own compaction"),
     ({"provider": "anthropic", "tool_heavy": True}, "context editing"),
     ({"provider": "anthropic", "tool_heavy": True, "portable": True}, "own compaction"),
-    ({"provider": "openai", "tool_heavy": True}, "own compaction"),
-    ({"provider": "anthropic", "little_code": True}, "server compaction"),
+    ({"provider": "openai", "tool_heavy": True}, "server compaction"),
+    ({"provider": "anthropic"}, "server compaction"),
 ])
 def test_the_decision_table(requirements, strategy):
     choice = choose_strategy(requirements)
@@ -206,8 +206,7 @@ def test_the_decision_table(requirements, strategy):
 
 
 def test_no_retention_turns_storing_off_and_bad_requirements_are_refused():
-    assert choose_strategy({"little_code": True, "no_retention": True}) == \
-        {**choose_strategy({"little_code": True}), "store": False}
+    assert choose_strategy({"no_retention": True}) == {**choose_strategy({}), "store": False}
     with pytest.raises(ValueError, match="unknown requirements"):
         choose_strategy({"cheap": True})
     with pytest.raises(ValueError, match="provider"):
