@@ -40,25 +40,12 @@ def table_html(rows: list[dict], probes: int) -> str:
     return f"<table>{head}{body}</table>"
 
 
-def figure(results: dict, j: int, window: int):
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(9, 3.4))
-    for name, m in results.items():
-        ax.plot(range(1, len(m.sizes) + 1), m.sizes, label=name, linewidth=1)
-    ax.axvline(j, color="black", linewidth=0.8)
-    ax.axhline(window, color="grey", linestyle="--", linewidth=0.8, label="window")
-    ax.set_xlabel("request")
-    ax.set_ylabel("tokens")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
-
-
 def provider_context_explorer(results: dict, run, window: int = 32_000):
     import ipywidgets as w
     import matplotlib.pyplot as plt
     from IPython.display import HTML, display
+
+    from lesson_support.widgets.production_compaction import sawtooth_figure  # chapter 11's plot
 
     probes = sum(p["how"] == "visible" for p in run.probes)
     n = len(next(iter(results.values())).sizes)
@@ -68,7 +55,7 @@ def provider_context_explorer(results: dict, run, window: int = 32_000):
     def show(*_):
         with out:
             out.clear_output(wait=True)
-            figure(results, step.value, window)
+            sawtooth_figure(results, list(results), window, step.value)
             plt.show()
             display(HTML(table_html(rows_at(results, step.value), probes)))
 

@@ -131,3 +131,13 @@ def test_saving_before_clearing_keeps_what_the_edit_took(run, memory):
     text = memory.everything()
     assert lost, "the short run's edits must take some probe's facts"
     assert all(all(e in text for e in p["expect"]) for p in lost)
+
+
+def test_the_explorer_builds_and_follows_its_slider(run, results):
+    import matplotlib
+    matplotlib.use("Agg")
+    from lesson_support.widgets.provider_context import provider_context_explorer
+    box = provider_context_explorer(results, run, 8_000)
+    slider = box.children[0]
+    assert slider.max == SHORT and slider.value == SHORT
+    slider.value = 12  # redraws for request 12 without an error
