@@ -571,6 +571,8 @@ def create(model, body) -> dict:
         "system_fingerprint": payload.get("system_fingerprint"),
         # Not part of the OpenAI API: why the teaching model replied so (course.llm.explain).
         "teaching_trace": trace,
+        # Not part of the OpenAI API either: the time a real deployment would take (timing.py).
+        "teaching_timing": payload.get("teaching_timing"),
     }
     if body.get("store", True):
         store.put(response, conversation.items + reply)

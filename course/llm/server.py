@@ -22,6 +22,7 @@ from course.llm.chat import answer
 from course.llm import responses
 from course.llm.models import MODEL_NAME, model_listing
 from course.llm.streaming import chat_chunks
+from course.llm.timing import simulated_timing
 from course.llm.validation import RequestError
 from course.workers import Pool, WorkerDied
 MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -80,7 +81,11 @@ class TeachingModel:
                 self._busy -= 1
 
     def _cached(self, payload: dict, keys: list[bytes]) -> None:
-        payload["usage"]["prompt_tokens_details"]["cached_tokens"] = self.cache.lookup_and_store_keys(keys)
+        usage = payload["usage"]
+        cached = usage["prompt_tokens_details"]["cached_tokens"] = self.cache.lookup_and_store_keys(keys)
+        # Not part of the OpenAI API: the time a real deployment would take (course/llm/timing.py).
+        payload["teaching_timing"] = simulated_timing(usage["prompt_tokens"], cached,
+                                                      usage["completion_tokens"])
 
 def _refusal(status: int, body: dict) -> RequestError:
     """The RequestError a worker reported as (status, body)."""

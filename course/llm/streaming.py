@@ -9,7 +9,8 @@ gives the non-streamed reply to the same request, exactly. The server sends each
 Server-Sent Event (`data: {...}`) and ends with `data: [DONE]`.
 
 The chunk with the `finish_reason` also carries the teaching model's extra fields:
-`teaching_trace`, and `context_management` when the request asked for context editing
+`teaching_trace`, `teaching_timing` (timing.py), and `context_management` when the request asked
+for context editing
 (context_editing.py; Anthropic's stream sends it at the end too, in `message_delta`).
 """
 from __future__ import annotations
@@ -72,6 +73,8 @@ def chat_chunks(payload: dict, body: dict) -> list[dict]:
     last = chunk({}, choice["finish_reason"])
     # Not part of the OpenAI API: why the teaching model replied so (course.llm.explain).
     last["teaching_trace"] = payload["teaching_trace"]
+    if "teaching_timing" in payload:  # the time a real deployment would take (timing.py)
+        last["teaching_timing"] = payload["teaching_timing"]
     if "context_management" in payload:  # simulated from Anthropic's API (context_editing.py)
         last["context_management"] = payload["context_management"]
     chunks.append(last)

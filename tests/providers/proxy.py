@@ -25,7 +25,8 @@ response) is served in the openai shape only, its usage as OpenAI's (`input_toke
 `input_tokens_details.cached_tokens`); the ollama and deepseek shapes answer it 404, as servers
 without that API do.
 
-No shape sends the teaching model's `teaching_trace`: real providers have no such field. A
+No shape sends the teaching model's `teaching_trace` or `teaching_timing`: real providers have
+no such fields. A
 request over the context window of the model name it asks for (course/llm/models.py) gets the
 teaching model's 400 `context_length_exceeded` in every shape: OpenAI's and DeepSeek's answer
 (a real Ollama server cuts the prompt to its `num_ctx` instead, silently).
@@ -48,6 +49,7 @@ from course.llm.cache import PrefixCache
 from course.llm.server import JsonHandler, ServerHandle, TeachingModel
 
 SHAPES = ("ollama", "deepseek", "openai")
+TEACHING_ONLY = ("teaching_trace", "teaching_timing")  # fields no real provider sends
 
 # The teaching model's 400 codes for a broken tool-call history (course/llm/validation.py).
 PAIRING_CODES = frozenset({"missing_tool_response", "orphan_tool_message",
@@ -69,7 +71,7 @@ def _upstream_for(shape: str) -> ServerHandle:
 
 def reshape(payload: dict, shape: str) -> dict:
     """A teaching model's chat completion rewritten into `shape` (a new dict)."""
-    out = {k: v for k, v in payload.items() if k != "teaching_trace"}
+    out = {k: v for k, v in payload.items() if k not in TEACHING_ONLY}
     usage = dict(out.get("usage") or {})
     cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
     if shape == "ollama":
@@ -152,7 +154,7 @@ class _Handler(JsonHandler):
             return
         status, payload = self._forward(method, raw)
         if isinstance(payload, dict):
-            payload = {k: v for k, v in payload.items() if k != "teaching_trace"}
+            payload = {k: v for k, v in payload.items() if k not in TEACHING_ONLY}
         self._send(status, payload)
 
     def do_GET(self):
