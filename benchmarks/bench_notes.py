@@ -26,7 +26,15 @@ notes for today's NoteTool and for the one before the fix (solutions/notes at OL
 from git into a temporary package), in the same run, the two taking turns call by call so a busy
 machine slows both alike. It prints the median per call, old / new, and each design's growth
 from the smallest size: an action that touches one note's rows should barely grow (target: under
-x1.5 from 1k to 100k), and summary should not grow with the folder (it reads kept counts).
+x1.5 from 1k to 100k), and summary should not grow with the folder (it reads kept counts). Last,
+each version's growth with every step of 10x the notes (1.0: the work of one note; 10.0:
+linear in the folder). Update and delete are mostly the fsyncs of the note file and its index
+commit: their wall-clock times move with the disk. Every figure is printed twice, in wall-clock
+time and in CPU time (this process's, which waiting for the disk does not count: the work that
+can grow with the folder). tests/answers/test_notes_scaling.py checks the work itself (SQLite's
+steps, the query plans) without the clock. Summary's steps are the same at every size; what is
+left of its growth (a fraction of a millisecond) is memory that the old design's full scans, run
+in between, pushed out of the CPU's caches.
 """
 from __future__ import annotations
 
@@ -89,15 +97,18 @@ def linked_copy(source: Path, folder: Path) -> None:
 
 
 def growth_row(tools: dict, n: int, calls: int) -> dict:
-    """Median seconds per update, delete and summary for each tool, the tools taking turns."""
+    """Median seconds per update, delete and summary for each tool, the tools taking turns:
+    {(tool, action, "wall" or "cpu"): seconds}."""
     rng = random.Random(7)
     picked = rng.sample(range(1, n + 1), 2 * calls)
     updates, deletes = picked[:calls], picked[calls:]
-    times = {(name, action): [] for name in tools for action in ("update", "delete", "summary")}
+    times = {(name, action): [] for name in tools for action in ACTIONS}
 
     def turn(action, call):
         for name, tool in tools.items():
-            times[name, action].append(timed(lambda: call(tool)))
+            cpu = time.process_time()
+            wall = timed(lambda: call(tool))
+            times[name, action].append((wall, time.process_time() - cpu))
 
     for number in updates:  # new content and new tags: every row of the note is replaced
         turn("update", lambda t, i=f"note-{number:04d}": t.update(
@@ -106,7 +117,40 @@ def growth_row(tools: dict, n: int, calls: int) -> dict:
         turn("delete", lambda t, i=f"note-{number:04d}": t.delete(i))
     for _ in range(max(calls // 3, 3)):
         turn("summary", lambda t: t.summary())
-    return {key: statistics.median(values) for key, values in times.items()}
+    return {(name, action, clock): statistics.median(v[k] for v in values)
+            for (name, action), values in times.items() for k, clock in enumerate(CLOCKS)}
+
+
+ACTIONS = ("update", "delete", "summary")
+CLOCKS = ("wall", "cpu")
+
+
+def report(rows: dict, sizes: list[int], names: list[str], commits: list[str], clock: str) -> None:
+    """One clock's medians: per call, old / now, growth from the smallest size and per step."""
+    first = rows[sizes[0]]
+    print(f"\n{clock} time per call:\n{'action':8} {'notes':>8} "
+          + " ".join(f"{name:>10}" for name in names)
+          + "   " + " ".join(f"{name + '/now':>12}" for name in commits)
+          + "   growth from " + f"{sizes[0]:,}: " + " ".join(f"{name:>8}" for name in names))
+    for action in ACTIONS:
+        for n in sizes:
+            row = rows[n]
+            print(f"{action:8} {n:>8,} "
+                  + " ".join(f"{row[name, action, clock] * 1000:>7.2f} ms" for name in names)
+                  + "   " + " ".join(f"{row[name, action, clock] / row['now', action, clock]:>11.1f}x"
+                                     for name in commits)
+                  + " " * (15 + len(f"{sizes[0]:,}"))
+                  + " ".join(f"{row[name, action, clock] / first[name, action, clock]:>7.2f}x"
+                             for name in names))
+    steps = list(zip(sizes, sizes[1:]))
+    print(f"{clock} time, growth with each step (1.0: the work of one note; 10.0: linear in the "
+          "folder):")
+    print(f"{'action':8} {'version':>10} " + " ".join(f"{f'{a:,} -> {b:,}':>18}" for a, b in steps))
+    for action in ACTIONS:
+        for name in names:
+            print(f"{action:8} {name:>10} " + " ".join(
+                f"{rows[b][name, action, clock] / rows[a][name, action, clock]:>17.2f}x"
+                for a, b in steps))
 
 
 def growth(sizes: list[int], calls: int, also: list[str]) -> None:
@@ -133,19 +177,8 @@ def growth(sizes: list[int], calls: int, also: list[str]) -> None:
                 tool.index.close()
                 shutil.rmtree(Path(tmp) / f"{name}-{n}")
             shutil.rmtree(source)
-    first = rows[sizes[0]]
-    names = list(makers)
-    print(f"\n{'action':8} {'notes':>8} " + " ".join(f"{name:>10}" for name in names)
-          + "   " + " ".join(f"{name + '/now':>12}" for name in commits)
-          + "   growth from " + f"{sizes[0]:,}: " + " ".join(f"{name:>8}" for name in names))
-    for action in ("update", "delete", "summary"):
-        for n in sizes:
-            row = rows[n]
-            print(f"{action:8} {n:>8,} "
-                  + " ".join(f"{row[name, action] * 1000:>7.2f} ms" for name in names) + "   "
-                  + " ".join(f"{row[name, action] / row['now', action]:>11.1f}x" for name in commits)
-                  + " " * (15 + len(f"{sizes[0]:,}"))
-                  + " ".join(f"{row[name, action] / first[name, action]:>7.2f}x" for name in names))
+    for clock in CLOCKS:
+        report(rows, sizes, list(makers), commits, clock)
 
 
 def main() -> None:
