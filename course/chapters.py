@@ -122,6 +122,15 @@ CHAPTERS: tuple[Chapter, ...] = (
             "strategies, delegate a search to a sub-agent, and read back what a summary dropped",
             "solutions.production_compaction", ("budget_tool_results", "drop_noise",
                                                 "archive_turn", "compact_with_breaker", "self_test")),
+    Chapter("13", "reasoning_and_streaming", "Reasoning in the context, and the raw token stream",
+            "a reasoning model's stream read raw, tools started early, earlier thinking sent back by each family's rule",
+            "read a reasoning model's raw stream (`<think>`, text, calls) and assemble its deltas, start a "
+            "complete, valid tool call while the reply still streams (simulated latency), send earlier "
+            "reasoning back as each family requires (strip, pass back, keep since the last user turn, "
+            "signed blocks) without a 400, measure prompt tokens, cache, probes and the reasoning share "
+            "of the bill over a 200-call loop, and distil old thinking into decision records",
+            "solutions.reasoning_stream", ("parse_stream", "first_ready_call", "history_for",
+                                           "reasoning_budget", "self_test")),
     Chapter("14", "provider_side_context", "Context kept by the provider",
             "server state, server compaction and context editing, measured against your own",
             "chain a conversation on the Responses API (`previous_response_id`, `store=false`) and "
