@@ -161,18 +161,18 @@ def _choose(packets: Sequence[Packet], query: str, budget: int, config: ContextC
     return rows, [packets[i] for i in chosen]
 
 
-FIRST_HEAD = 64  # the fill ranks the best 64 candidates first, then 4 times as many...
+_FIRST_HEAD = 64  # the fill ranks the best 64 candidates first, then 4 times as many...
 
 
 def _fill_best_first(packets: Sequence[Packet], scores: list[float], tokens: list[int],
                      eligible: list[int], budget: int) -> list[int]:
     """The indices `_fill` takes from the eligible ones in `_ranked` order (best first), found
-    without ranking them all: rank only the best FIRST_HEAD (every candidate scoring at least
-    the FIRST_HEAD-th best score, so ties are whole) and walk them; then, of the rest, keep only
+    without ranking them all: rank only the best _FIRST_HEAD (every candidate scoring at least
+    the _FIRST_HEAD-th best score, so ties are whole) and walk them; then, of the rest, keep only
     those that still fit in what is left (the room only shrinks, so the others can never be
     taken) and go on with the next, larger head. A fill of a few dozen packets from 100,000
     ranks a few hundred instead of sorting them all and breaking every tie."""
-    chosen, used, rest, size = [], 0, eligible, FIRST_HEAD
+    chosen, used, rest, size = [], 0, eligible, _FIRST_HEAD
     while rest:
         cut = heapq.nlargest(size, map(scores.__getitem__, rest))[-1] if len(rest) > size else None
         head = rest if cut is None else [i for i in rest if scores[i] >= cut]

@@ -126,7 +126,7 @@ def test_a_fill_that_ranks_the_best_first_chooses_what_the_full_ranking_chose(ol
     # what still fits) on few packets, with many ties on score.
     config = ContextConfig(budget=budget + 400, reserve=100, min_relevance=0.1)
     before = rows(old.explain_selection(made(old, recs), query, budget, config))
-    with mock.patch.object(new_selection, "FIRST_HEAD", head):
+    with mock.patch.object(new_selection, "_FIRST_HEAD", head):
         after = rows(new.explain_selection(made(new, recs), query, budget, config))
         built = new.build_context(query, made(new, recs), config)
     assert after == before
