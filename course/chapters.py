@@ -122,6 +122,16 @@ CHAPTERS: tuple[Chapter, ...] = (
             "strategies, delegate a search to a sub-agent, and read back what a summary dropped",
             "solutions.production_compaction", ("budget_tool_results", "drop_noise",
                                                 "archive_turn", "compact_with_breaker", "self_test")),
+    Chapter("12", "prompts_and_evaluation", "System prompts and tool definitions, and how to measure a change",
+            "procedures, executable rules, cache-stable few-shot and tool definitions, measured by a seeded ablation",
+            "write a system prompt as procedures with their stopping points, business rules precise enough "
+            "to execute, few-shot examples fixed per task type (measured with `cached_tokens`) and tool "
+            "definitions that work as a manual; judge an agent by the database's end state on an offline "
+            "task world, run seeded trials at a temperature, put Wilson intervals and pass^k on success "
+            "rates, ablate one factor at a time with paired comparisons, and gate prompt changes on a lint "
+            "and a regression eval",
+            "solutions.evaluation", ("judge_task", "run_trials", "success_interval", "ablate",
+                                     "lint_prompt", "self_test")),
     Chapter("13", "reasoning_and_streaming", "Reasoning in the context, and the raw token stream",
             "a reasoning model's stream read raw, tools started early, earlier thinking sent back by each family's rule",
             "read a reasoning model's raw stream (`<think>`, text, calls) and assemble its deltas, start a "

@@ -15,6 +15,8 @@ them and still has no answer to copy.
     skills                  a parsed skill, the catalogue's tags, the skills on disk (09)
     injection               the types the defences and the attack table exchange (10)
     production_compaction   the replayed run and its probes, ResultStore, CircuitBreaker (11)
+    task_world              Kestrel Air's desk: its database, tools, tasks and expected end
+                            states, the prompt's sections, the desk as an agent (12)
     reasoning_stream        the streamed request's tools and schemas, the policies, reasoning's
                             token count, the decision-record format, the replayed loop (13)
     provider_context        the conversation's tools and turns, token counts, the placeholder,

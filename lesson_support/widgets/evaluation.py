@@ -1,0 +1,73 @@
+"""The ablation explorer (Chapter 12): pick the configuration's pieces, the number of trials and
+the first seed; see the success rate with its interval and pass^k, and a failed trial's
+transcript with the trace of the reply that went wrong.
+
+The logic is `report` (tested in tests/lesson_support/test_evaluation_widget.py); the widget
+only wires controls to it. Each (trials, seed) choice gets its own Evaluator, which runs a
+configuration once and keeps it.
+"""
+from __future__ import annotations
+
+from course.givens.task_world import BASELINE, FACTORS
+from lesson_support.evaluation import Evaluator, first_failure
+from solutions.evaluation import success_interval
+
+
+class Explorer:
+    """Evaluators per (trials, first seed), sharing one client and task list."""
+
+    def __init__(self, client, model: str, tasks: list[dict]):
+        self.client, self.model, self.tasks = client, model, tasks
+        self.evaluators: dict[tuple[int, int], Evaluator] = {}
+
+    def evaluator(self, trials: int, seed: int) -> Evaluator:
+        key = (int(trials), int(seed))
+        if key not in self.evaluators:
+            self.evaluators[key] = Evaluator(self.client, self.model, self.tasks,
+                                             range(key[1], key[1] + key[0]))
+        return self.evaluators[key]
+
+
+def report(explorer: Explorer, config: dict, trials: int, seed: int) -> dict:
+    """{"summary": one line (rate, Wilson interval, pass^k, runs), "failure": a failed trial
+    (first_failure's dict) or None}."""
+    evaluator = explorer.evaluator(trials, seed)
+    results = evaluator({**BASELINE, **config})
+    stats = success_interval(results)
+    pass_k = ", ".join(f"pass^{k} {v:.0%}" for k, v in stats["pass_k"].items())
+    summary = (f"success {stats['successes']}/{stats['n']} = {stats['rate']:.0%} "
+               f"(95% Wilson {stats['low']:.0%}–{stats['high']:.0%}); {pass_k}; "
+               f"{len(explorer.tasks)} tasks × {trials} seeds from {seed}")
+    return {"summary": summary, "failure": first_failure(evaluator, {**BASELINE, **config})}
+
+
+def evaluation_explorer(client, model: str, tasks: list[dict]):
+    import ipywidgets as w
+
+    explorer = Explorer(client, model, tasks)
+    pickers = {name: w.Dropdown(options=variants, value=BASELINE[name], description=name)
+               for name, variants in FACTORS.items()}
+    trials = w.IntSlider(value=3, min=1, max=6, description="trials")
+    seed = w.IntText(value=0, description="first seed")
+    out = w.Output()
+
+    def show(*_):
+        config = {name: picker.value for name, picker in pickers.items()}
+        got = report(explorer, config, trials.value, seed.value)
+        with out:
+            out.clear_output(wait=True)
+            print(got["summary"])
+            failure = got["failure"]
+            if failure is None:
+                print("every trial succeeded, with no tool-call error or violation")
+                return
+            print(f"\n{failure['task']} (seed {failure['seed']}): "
+                  f"{'succeeded, with a bad call' if failure['success'] else 'failed'}")
+            print(failure["transcript"])
+            print(f"\nthe trace of reply {failure['reply']}:")
+            print(failure["trace"])
+
+    for control in [*pickers.values(), trials, seed]:
+        control.observe(show, "value")
+    show()
+    return w.VBox([w.HBox(list(pickers.values())[:3]), w.HBox([*list(pickers.values())[3:], trials, seed]), out])

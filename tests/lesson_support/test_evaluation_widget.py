@@ -1,0 +1,68 @@
+"""Chapter 12's lesson support and widget logic: the evaluator runs a configuration once, the
+report's figures agree with success_interval, a failure comes with its transcript and trace,
+and the few-shot placements keep or break the cache as the lesson says."""
+import pytest
+
+import course.llm
+from course.givens.task_world import BASELINE, load_tasks
+from course.llm.measuring import teaching_target
+from lesson_support.evaluation import (Evaluator, cache_figures, first_failure, first_request, mixed_order,
+                                      table)
+from lesson_support.widgets.evaluation import Explorer, report
+from solutions.evaluation import ablate, success_interval
+
+
+@pytest.fixture(scope="module")
+def server():
+    with course.llm.serve() as handle:
+        yield handle
+
+
+def test_the_evaluator_runs_a_configuration_once(server):
+    tasks = load_tasks()[:4]
+    evaluator = Evaluator(server.client(), course.llm.MODEL_NAME, tasks, [0, 1])
+    first = evaluator(BASELINE)
+    assert evaluator({}) is first and evaluator.runs == 8
+    assert [(r["task"], r["seed"]) for r in first] == [(t["id"], s) for t in tasks for s in (0, 1)]
+
+
+def test_the_report_agrees_with_success_interval_and_shows_a_failure(server):
+    tasks = [t for t in load_tasks() if t["kind"] in ("impostor", "move")][:5]
+    explorer = Explorer(server.client(), course.llm.MODEL_NAME, tasks)
+    got = report(explorer, {"structure": "unordered"}, 2, 0)
+    stats = success_interval(explorer.evaluator(2, 0)({**BASELINE, "structure": "unordered"}))
+    assert got["summary"].startswith(f"success {stats['successes']}/{stats['n']} ")
+    failure = got["failure"]
+    assert failure is not None and "assistant →" in failure["transcript"]
+    assert "instructions" in failure["trace"] or "memory" in failure["trace"]
+
+
+def test_the_unordered_prompt_skips_identity_and_the_baseline_does_not(server):
+    tasks = [t for t in load_tasks() if t["kind"] == "impostor"]
+    evaluator = Evaluator(server.client(), course.llm.MODEL_NAME, tasks, [0, 1])
+    rows = ablate(BASELINE, {"structure": ["unordered"], "tone": ["casual"]}, evaluator)
+    assert rows[0]["rate"] == 1.0 and rows[0]["violations"] == 0
+    assert rows[1]["rate"] < 0.5 and rows[1]["violations"] > 0 and rows[1]["effect"]
+    assert rows[2]["delta"] == 0 and not rows[2]["effect"], "tone is a factor the teaching model ignores"
+    assert "no structure" in table(rows)
+    assert first_failure(evaluator, BASELINE) is None
+
+
+def test_few_shot_per_request_breaks_the_cache_and_fixed_placements_keep_it():
+    tasks = mixed_order(load_tasks())[:10]
+    figures = {}
+    for placement in ("system prompt", "first turn", "chosen per request"):
+        with course.llm.serve() as fresh:
+            figures[placement] = cache_figures(teaching_target(fresh), tasks, placement)
+    uncached = {name: f["prompt"] - f["cached"] for name, f in figures.items()}
+    assert figures["system prompt"]["cached"] > 0.8 * figures["system prompt"]["prompt"]
+    assert figures["first turn"]["cached"] > 0.8 * figures["first turn"]["prompt"]
+    assert uncached["chosen per request"] > 2 * uncached["system prompt"], uncached
+    messages = first_request(tasks[0], "first turn")
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+
+
+def test_tokens_are_counted(server):
+    evaluator = Evaluator(server.client(), course.llm.MODEL_NAME, load_tasks()[:1], [0])
+    [row] = evaluator(BASELINE)
+    assert row["prompt_tokens"] > 1000 and row["completion_tokens"] > 0 and row["turns"] >= 2
