@@ -10,10 +10,11 @@ database's end state; none of its code or data):
     the tools      TOOLS (full definitions: what a tool is for, when not to use it, examples,
                    relations), BARE_TOOLS (the same signatures, no descriptions), MUTATING,
                    execute(db, name, args) -> (text, error)
-    the tasks      load_tasks(): 32 tasks (data/task_world/tasks.json), each with its turns
+    the tasks      load_tasks(): 34 tasks (data/task_world/tasks.json), each with its turns
                    (a scripted user: the next turn is sent when the desk has answered), its
                    kind and the expected end state: {"bookings": {ref: {field: value}}}, the
-                   fields a correct desk changes; HIDDEN_TASKS, four more the lab's checks use
+                   fields a correct desk changes, the tools it may need and its starting
+                   database under "db"; load_tasks(hidden=True), four more the lab's checks use
     the prompt     SECTIONS: the system prompt's owned sections, each in its variants
                    (tone, structure, rules, few-shot); FACTORS, BASELINE; system_prompt(config),
                    tools_for(config)
@@ -266,8 +267,6 @@ def load_tasks(hidden: bool = False) -> list[dict]:
     data = json.loads(_tasks_json())
     return [{**task, "db": fresh_db()} for task in data["hidden" if hidden else "tasks"]]
 
-
-HIDDEN_TASKS = "hidden"   # load_tasks(hidden=True)
 
 
 # ---------------------------------------------------------------- the agent

@@ -60,9 +60,10 @@ def sign_test(wins: int, losses: int) -> float:
     return min(1.0, 2 * tail)
 
 
-def trials_needed(p1: float, p2: float, level: float = 0.95, power: float = 0.8) -> int:
+def trials_needed(p1: float, p2: float, level: float = 0.95, power: float = 0.8) -> float:
     """Trials per configuration for a two-sided test at `level` to tell rates p1 and p2 apart
-    with probability `power` (the normal approximation for two proportions)."""
+    with probability `power` (the normal approximation for two proportions); infinite when the
+    rates are equal."""
     if p1 == p2:
         return math.inf
     za, zb = _z(level), NormalDist().inv_cdf(power)

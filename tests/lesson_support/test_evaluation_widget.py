@@ -66,3 +66,16 @@ def test_tokens_are_counted(server):
     evaluator = Evaluator(server.client(), course.llm.MODEL_NAME, load_tasks()[:1], [0])
     [row] = evaluator(BASELINE)
     assert row["prompt_tokens"] > 1000 and row["completion_tokens"] > 0 and row["turns"] >= 2
+
+
+def test_the_gate_lands_a_change_inside_the_noise_and_blocks_a_regression():
+    from lesson_support.evaluation import regression_gate
+
+    def evaluate(config):
+        bad = config.get("structure") == "unordered"
+        return [{"task": f"t{i}", "seed": s, "success": not (bad and i < 6) and (i, s) != (9, 0)}
+                for i in range(10) for s in range(3)]
+    assert regression_gate(evaluate, BASELINE, {**BASELINE, "tone": "casual"})["lands"]
+    blocked = regression_gate(evaluate, BASELINE, {**BASELINE, "structure": "unordered"})
+    assert not blocked["lands"] and blocked["losses"] == 18 and blocked["wins"] == 0
+    assert blocked["broken"] == [f"t{i}" for i in range(6)]
