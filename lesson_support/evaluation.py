@@ -139,8 +139,10 @@ def cache_figures(target, tasks: list[dict], placement: str) -> dict:
     prompt = cached = 0
     reported = True
     for task in tasks:
+        # no max_tokens: OpenAI's newer models refuse it (max_completion_tokens), and the
+        # figures measured here are the prompt's
         usage = read_usage(target.create(messages=first_request(task, placement),
-                                         tools=tools_for(BASELINE), max_tokens=200).usage)
+                                         tools=tools_for(BASELINE)).usage)
         prompt += usage.prompt or 0
         if usage.cached is None:
             reported = False
