@@ -20,6 +20,7 @@ A reasoning model's reply (course/llm/reasoning.py: the teaching-reasoner-* name
 usage, as DeepSeek's reasoner answers; the openai shape drops the reasoning text and keeps the
 count (OpenAI's Chat Completions never returns its models' reasoning); ollama keeps it as sent.
 
+A streamed chat completion (`stream=True`) is relayed chunk by chunk, each reshaped the same way.
 The Responses API (`/v1/responses`, `/compact`, `/input_tokens`, GET and DELETE of a stored
 response) is served in the openai shape only, its usage as OpenAI's (`input_tokens`,
 `input_tokens_details.cached_tokens`); the ollama and deepseek shapes answer it 404, as servers
@@ -107,6 +108,19 @@ def is_responses_path(path: str) -> bool:
     return path.split("?")[0].removeprefix("/v1").startswith("/responses")
 
 
+def reshape_chunk(chunk: dict, shape: str) -> dict:
+    """A streamed chunk rewritten into `shape`: no teaching-model fields; the openai shape drops
+    reasoning deltas; a usage chunk's usage as `reshape` writes it."""
+    out = {k: v for k, v in chunk.items() if k not in TEACHING_ONLY}
+    if shape == "openai":
+        out["choices"] = [{**c, "delta": {k: v for k, v in (c.get("delta") or {}).items()
+                                          if k != "reasoning_content"}}
+                          for c in out.get("choices") or []]
+    if out.get("usage"):
+        out["usage"] = reshape({"usage": out["usage"], "choices": []}, shape)["usage"]
+    return out
+
+
 def unchecked_reply(body: dict, model: str) -> dict:
     """What a server that does not check pairing answers to a broken history: a plain reply."""
     from course.llm.template import completion_token_count, prompt_token_ids
@@ -169,6 +183,32 @@ class _Handler(JsonHandler):
             return
         self._send(*self._forward("DELETE", None))
 
+    def _stream(self, raw: bytes) -> None:
+        """A streamed chat completion: the upstream's Server-Sent Events, each chunk reshaped as
+        the provider would send it, in chunked transfer encoding."""
+        url = self.proxy.upstream.base_url.removesuffix("/v1") + self.path
+        request = urllib.request.Request(url, data=raw, method="POST",
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=600) as response:
+                text = response.read().decode("utf-8")
+        except urllib.error.HTTPError as error:
+            self._send(error.code, json.loads(error.read() or b"{}"))
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for event in text.split("\n\n"):
+            if not event.startswith("data: "):
+                continue
+            data = event[len("data: "):]
+            if data != "[DONE]":
+                data = json.dumps(reshape_chunk(json.loads(data), self.proxy.shape), ensure_ascii=False)
+            line = f"data: {data}\n\n".encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+        self.wfile.write(b"0\r\n\r\n")
+
     def do_POST(self):
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self.proxy.count()
@@ -180,6 +220,10 @@ class _Handler(JsonHandler):
             body = json.loads(raw)
         except ValueError:
             body = None
+        if isinstance(body, dict) and body.get("stream") is True and not (
+                shape == "openai" and body.get("max_tokens") is not None):
+            self._stream(raw)
+            return
         if shape == "openai" and isinstance(body, dict) and body.get("max_tokens") is not None:
             self._send(400, MAX_TOKENS_REFUSED)
             return

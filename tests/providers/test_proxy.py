@@ -185,3 +185,29 @@ def test_the_responses_api_is_openais_alone(proxy):
     client.responses.delete(first.id)
     with pytest.raises(openai.NotFoundError):
         client.responses.retrieve(first.id)
+
+
+def test_a_streamed_reply_is_relayed_in_the_shape(proxy):
+    client = proxy.client()
+    stream = client.chat.completions.create(model="m", messages=LONG, stream=True,
+                                            stream_options={"include_usage": True})
+    chunks = list(stream)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    whole = client.chat.completions.create(model="m", messages=LONG)
+    assert text == whole.choices[0].message.content
+    assert not any("teaching_trace" in (c.model_extra or {}) for c in chunks)
+    usage = read_usage(chunks[-1].usage)
+    expected_shape = {"ollama": "plain", "deepseek": "deepseek", "openai": "openai"}[proxy.shape]
+    assert usage.provider_shape == expected_shape and usage.prompt == whole.usage.prompt_tokens
+
+
+def test_the_openai_shape_streams_no_reasoning_text_and_deepseeks_does():
+    said = {}
+    for shape in ("openai", "deepseek"):
+        with ProviderProxy(shape) as proxy:
+            stream = proxy.client().chat.completions.create(
+                model="teaching-reasoner-strip", stream=True,
+                messages=[{"role": "user", "content": "What is 2 + 2?"}])
+            said[shape] = "".join((c.choices[0].delta.model_extra or {}).get("reasoning_content") or ""
+                                  for c in stream if c.choices)
+    assert said["deepseek"] and not said["openai"]
