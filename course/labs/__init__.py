@@ -42,7 +42,8 @@ from course.labs.answer_keys import (PROGRAM_SUFFIX, SCRATCH_SUFFIX, VERDICT_LIN
                                      write_graded)
 from course.labs.confinement import (RUNTIME_DIRS, SYSTEM_DIRS, Limits, ProcessGroup,
                                      answer_modules, answer_paths, command, problem, set_limits)
-from course.labs.observe import WorkerMemory, tree, worker_processes, worker_started, worker_stopped
+from course.labs.observe import (WorkerMemory, process_table, tree, worker_processes, worker_started,
+                                 worker_stopped)
 from course.labs.remote import (SCRATCH_QUOTA, START_TIMEOUT, ExerciseError, StudentTimeout, Worker,
                                 WorkerStopped, start)
 from course.labs.wire import (EXERCISE_FILE, MAX_CONTAINERS, MAX_DEPTH, MAX_ITEMS, MAX_LINE, OPS,
@@ -81,7 +82,7 @@ __all__ = [
     "RUNTIME_DIRS", "SYSTEM_DIRS", "Limits", "ProcessGroup", "answer_modules", "answer_paths", "command",
     "problem", "set_limits",
     # observe.py
-    "WorkerMemory", "tree", "worker_processes", "worker_started", "worker_stopped",
+    "WorkerMemory", "process_table", "tree", "worker_processes", "worker_started", "worker_stopped",
     # remote.py
     "SCRATCH_QUOTA", "START_TIMEOUT", "ExerciseError", "StudentTimeout", "Worker", "WorkerStopped",
     "start",

@@ -7,6 +7,7 @@ it here, from /proc, never from the worker, whose answers the student's code cou
     worker_processes()                  pid -> state of every process in a worker's tree that is
                                         not the worker itself (its sandbox and interpreter,
                                         recorded when it started)
+    process_table()                     pid -> (parent pid, state) of every process, from /proc
     WorkerMemory                        the growth of each worker's peak resident memory over a
                                         span of time (Linux's VmHWM, reset through clear_refs)
 """
@@ -17,7 +18,7 @@ import os
 _WORKERS: dict[int, set[int]] = {}  # pid of a running worker -> the pids that are the worker itself
 
 
-def _table() -> dict[int, tuple[int, str]]:
+def process_table() -> dict[int, tuple[int, str]]:
     """pid -> (parent pid, state letter) of every process, read from /proc."""
     found = {}
     for entry in os.listdir("/proc"):
@@ -34,7 +35,7 @@ def _table() -> dict[int, tuple[int, str]]:
 
 def tree(pid: int, table: dict | None = None) -> dict[int, str]:
     """pid -> state of `pid` and every process below it."""
-    table = _table() if table is None else table
+    table = process_table() if table is None else table
     children: dict[int, list[int]] = {}
     for child, (parent, _) in table.items():
         children.setdefault(parent, []).append(child)
@@ -61,7 +62,7 @@ def worker_processes() -> dict[int, str]:
     """pid -> state of every process in a running worker's tree other than the worker itself."""
     if not _WORKERS:
         return {}
-    table = _table()
+    table = process_table()
     found = {}
     for pid, own in list(_WORKERS.items()):
         found.update({p: s for p, s in tree(pid, table).items() if p not in own})
@@ -70,7 +71,7 @@ def worker_processes() -> dict[int, str]:
 
 def _interpreters() -> list[int]:
     """The pid of each worker's Python process (below its sandbox when it is confined)."""
-    table, found = _table(), []
+    table, found = process_table(), []
     for pid, own in list(_WORKERS.items()):
         for candidate in sorted(own & set(tree(pid, table))):
             try:
