@@ -13,7 +13,7 @@ good compaction prompt asks for, filled by rules from every message before the r
                               the lines that give the cause; failures the assistant told in prose
     Open items                the latest unanswered user request, the assistant's last stated
                               plans, failures never followed by a success of the same tool
-    Identifiers (verbatim)    every identifier not already quoted above (see identifiers.py),
+    Identifiers (verbatim)    every identifier not already quoted above (see course/identifiers.py),
                               up to MAX_IDENTIFIERS; past that budget the most recently
                               mentioned ones, which the agent needs to continue, and a line
                               that counts the older ones left out
@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 
 from course.llm.answers import is_error_result
-from course.llm.identifiers import cut_whole, error_causes, identifiers, unique
+from course.identifiers import cut_whole, error_causes, identifiers, unique
 from course.llm.template import content_text
 
 __all__ = ["asks_for_summary", "summarise", "identifiers", "is_error_result"]

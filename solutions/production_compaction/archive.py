@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 
-from course.llm.identifiers import cut_whole, identifiers
+from course.identifiers import cut_whole, identifiers
 from course.givens.compaction import text_of
 
 ARCHIVE_HEADER = ("[Archived turns: one record per turn, oldest first. Full outputs are in the "

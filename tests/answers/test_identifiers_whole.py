@@ -6,7 +6,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course.llm.identifiers import identifiers
+from course.identifiers import identifiers
 from solutions.production_compaction.archive import TEXT_CHARS, _cut_words, archive_turn
 from tests.runtime.test_identifiers_schemes import IDENTIFIERS, LONG_PATH, TEXTS
 

@@ -6,7 +6,7 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from course.llm.identifiers import identifiers
+from course.identifiers import identifiers
 from course.givens.production_compaction import load_run, visible
 from solutions.compaction import check_pairing, is_summary, rule_based_summary
 from solutions.production_compaction import (LAYERS, NOISE_RULES, CircuitBreaker,

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import course.llm
-from course.llm.identifiers import identifiers
+from course.identifiers import identifiers
 from lesson_support.foreign_transcripts import FEATURES, SHAPES, transcripts
 from solutions.agent_loop import validate_messages
 from solutions.compaction import (check_pairing, compact, is_summary, load_transcript, replay,

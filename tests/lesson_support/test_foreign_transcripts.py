@@ -6,7 +6,7 @@ import json
 import pytest
 from hypothesis import given, settings
 
-from course.llm.identifiers import identifiers
+from course.identifiers import identifiers
 from lesson_support.foreign_transcripts import (FEATURES, HUGE_CHARS, LONG_IDENTIFIERS,
                                                 LONG_MESSAGES, MAX_PARALLEL, SHAPES,
                                                 foreign_transcript, transcripts)

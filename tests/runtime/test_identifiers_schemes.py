@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course.llm.identifiers import cut_whole, identifiers
+from course.identifiers import cut_whole, identifiers
 from course.llm.summary import summarise
 
 LONG_PATH = "/srv/builds/" + "/".join(f"stage-{n:02d}-artifacts" for n in range(8)) + "/libledger.so"

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course.llm.identifiers import error_causes, identifiers
+from course.identifiers import error_causes, identifiers
 from course.llm.summary import asks_for_summary
 from course.paths import DATA_DIR
 

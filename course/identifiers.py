@@ -1,5 +1,9 @@
 """What a summary must copy whole, and which lines of a failure give its cause.
 
+A runtime module shared by the teaching model's summaries (course/llm/summary.py) and chapter
+11's archive (solutions/production_compaction): an answer depends on it, not on the teaching
+model's internals, so a change to the model cannot silently change a lab's answer.
+
 `identifiers(text)` finds, in order of first appearance, the strings a summary must keep
 verbatim. One pattern per kind, tried in this order at each position, so a longer kind wins
 over the pieces it is made of (a UUID is not four hex words, `10.0.3.17:8443` not a version):
