@@ -51,7 +51,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from course.llm.validation import RequestError, _expect
+from course.llm.validation import RequestError, expect_type
 
 EDIT_TYPE = "clear_tool_uses_20250919"
 PLACEHOLDER = "[tool result cleared by context management]"
@@ -85,7 +85,7 @@ def _known_keys(value: dict, allowed: set[str], param: str) -> None:
 
 def _count(value, param: str, kind: str) -> int:
     """A {"type": kind, "value": N} object with N a non-negative integer."""
-    _expect(value, (dict,), param, "an object")
+    expect_type(value, (dict,), param, "an object")
     _known_keys(value, {"type", "value"}, param)
     if value.get("type") != kind:
         raise _invalid(f"{param}.type", f"expected '{kind}', got {value.get('type')!r}"
@@ -94,14 +94,14 @@ def _count(value, param: str, kind: str) -> int:
     if "value" not in value:
         raise RequestError(f"Missing required parameter: '{param}.value'.", f"{param}.value",
                            "missing_required_parameter")
-    _expect(value["value"], (int,), f"{param}.value", "an integer")
+    expect_type(value["value"], (int,), f"{param}.value", "an integer")
     if value["value"] < 0:
         raise _invalid(f"{param}.value", f"must be at least 0, got {value['value']}.")
     return value["value"]
 
 
 def _edit(edit, param: str) -> ClearToolUses:
-    _expect(edit, (dict,), param, "an object")
+    expect_type(edit, (dict,), param, "an object")
     if edit.get("type") != EDIT_TYPE:
         raise _invalid(f"{param}.type", f"{edit.get('type')!r} is not an edit the teaching model "
                                         f"simulates; supported: '{EDIT_TYPE}'.")
@@ -113,12 +113,12 @@ def _edit(edit, param: str) -> ClearToolUses:
             options[key] = _count(edit[key], f"{param}.{key}", kind)
     if edit.get("exclude_tools") is not None:
         names = edit["exclude_tools"]
-        _expect(names, (list,), f"{param}.exclude_tools", "an array of tool names")
+        expect_type(names, (list,), f"{param}.exclude_tools", "an array of tool names")
         for j, name in enumerate(names):
-            _expect(name, (str,), f"{param}.exclude_tools[{j}]", "a string")
+            expect_type(name, (str,), f"{param}.exclude_tools[{j}]", "a string")
         options["exclude_tools"] = tuple(names)
     if edit.get("clear_tool_inputs") is not None:
-        _expect(edit["clear_tool_inputs"], (bool,), f"{param}.clear_tool_inputs", "a boolean")
+        expect_type(edit["clear_tool_inputs"], (bool,), f"{param}.clear_tool_inputs", "a boolean")
         options["clear_tool_inputs"] = edit["clear_tool_inputs"]
     return ClearToolUses(**options)
 
@@ -128,12 +128,12 @@ def parse_context_management(value) -> list[ClearToolUses] | None:
     RequestError (HTTP 400) naming the field when it is malformed."""
     if value is None:
         return None
-    _expect(value, (dict,), FIELD, "an object")
+    expect_type(value, (dict,), FIELD, "an object")
     _known_keys(value, {"edits"}, FIELD)
     if "edits" not in value:
         raise RequestError(f"Missing required parameter: '{FIELD}.edits'.", f"{FIELD}.edits",
                            "missing_required_parameter")
-    _expect(value["edits"], (list,), f"{FIELD}.edits", "an array")
+    expect_type(value["edits"], (list,), f"{FIELD}.edits", "an array")
     return [_edit(edit, f"{FIELD}.edits[{i}]") for i, edit in enumerate(value["edits"])]
 
 

@@ -65,7 +65,7 @@ from course.llm.models import model_spec
 from course.llm.reasoning import PASS_BACK, STRIP
 from course.llm.summary import summarise
 from course.llm.template import prompt_token_ids
-from course.llm.validation import RequestError
+from course.llm.validation import RequestError, expect_type
 
 MAX_STORED = 1000  # responses a server keeps; the oldest is forgotten first
 ROLES = ("user", "assistant", "system", "developer")
@@ -154,24 +154,18 @@ def unseal(text, param: str) -> dict:
 
 
 # ------------------------------------------------------------------ reading a request
-def _expect(value, types, param: str, what: str) -> None:
-    if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
-        raise RequestError(f"Invalid type for '{param}': expected {what}, but got "
-                           f"{type(value).__name__} instead.", param, "invalid_type")
-
-
 def _text_of(content, param: str) -> str:
     if isinstance(content, str):
         return content
-    _expect(content, (list,), param, "a string or an array of content parts")
+    expect_type(content, (list,), param, "a string or an array of content parts")
     parts = []
     for k, part in enumerate(content):
-        _expect(part, (dict,), f"{param}[{k}]", "an object")
+        expect_type(part, (dict,), f"{param}[{k}]", "an object")
         if part.get("type") not in ("input_text", "output_text", "text"):
             raise RequestError(f"Invalid '{param}[{k}].type': the teaching model reads text parts "
                                f"('input_text', 'output_text'), got {part.get('type')!r}.",
                                f"{param}[{k}].type", "unsupported_value")
-        _expect(part.get("text"), (str,), f"{param}[{k}].text", "a string")
+        expect_type(part.get("text"), (str,), f"{param}[{k}].text", "a string")
         parts.append(part["text"])
     return "".join(parts)
 
@@ -183,11 +177,11 @@ def read_items(value, param: str = "input") -> list[dict]:
         return []
     if isinstance(value, str):
         return [{"type": "message", "role": "user", "content": value}]
-    _expect(value, (list,), param, "a string or an array of input items")
+    expect_type(value, (list,), param, "a string or an array of input items")
     items = []
     for i, item in enumerate(value):
         where = f"{param}[{i}]"
-        _expect(item, (dict,), where, "an object")
+        expect_type(item, (dict,), where, "an object")
         kind = item.get("type", "message" if "role" in item else None)
         if kind not in ITEM_TYPES:
             raise RequestError(f"Invalid '{where}.type': the teaching model reads "
@@ -202,11 +196,11 @@ def read_items(value, param: str = "input") -> list[dict]:
                           "content": _text_of(item.get("content"), f"{where}.content")})
         elif kind == "function_call":
             for field in ("call_id", "name", "arguments"):
-                _expect(item.get(field), (str,), f"{where}.{field}", "a string")
+                expect_type(item.get(field), (str,), f"{where}.{field}", "a string")
             items.append({"type": "function_call", "call_id": item["call_id"], "name": item["name"],
                           "arguments": item["arguments"]})
         elif kind == "function_call_output":
-            _expect(item.get("call_id"), (str,), f"{where}.call_id", "a string")
+            expect_type(item.get("call_id"), (str,), f"{where}.call_id", "a string")
             output = _text_of(item.get("output"), f"{where}.output")
             items.append({"type": "function_call_output", "call_id": item["call_id"], "output": output})
         elif kind == "reasoning":
@@ -225,7 +219,7 @@ def _reasoning_text(item: dict, where: str) -> str | None:
     summary = item.get("summary")
     if summary is None:
         return None
-    _expect(summary, (list,), f"{where}.summary", "an array of summary parts")
+    expect_type(summary, (list,), f"{where}.summary", "an array of summary parts")
     return _text_of([{**p, "type": "text"} if isinstance(p, dict) and p.get("type") == "summary_text"
                      else p for p in summary], f"{where}.summary")
 
@@ -234,14 +228,14 @@ def chat_tools(tools) -> list[dict] | None:
     """Responses-format function tools as Chat Completions tools."""
     if tools is None:
         return None
-    _expect(tools, (list,), "tools", "an array of tools")
+    expect_type(tools, (list,), "tools", "an array of tools")
     converted = []
     for k, tool in enumerate(tools):
-        _expect(tool, (dict,), f"tools[{k}]", "an object")
+        expect_type(tool, (dict,), f"tools[{k}]", "an object")
         if tool.get("type") != "function":
             raise RequestError(f"Invalid 'tools[{k}].type': the teaching model runs function tools "
                                f"only; got {tool.get('type')!r}.", f"tools[{k}].type", "unsupported_value")
-        _expect(tool.get("name"), (str,), f"tools[{k}].name", "a string")
+        expect_type(tool.get("name"), (str,), f"tools[{k}].name", "a string")
         function = {"name": tool["name"]}
         if tool.get("description") is not None:
             function["description"] = tool["description"]
@@ -254,7 +248,7 @@ def chat_tools(tools) -> list[dict] | None:
 def chat_tool_choice(choice):
     if choice is None or isinstance(choice, str):
         return choice
-    _expect(choice, (dict,), "tool_choice", "a string or an object")
+    expect_type(choice, (dict,), "tool_choice", "a string or an object")
     if choice.get("type") == "function" and isinstance(choice.get("name"), str):
         return {"type": "function", "function": {"name": choice["name"]}}
     raise RequestError("Invalid 'tool_choice': expected 'auto', 'none', 'required' or "
@@ -359,19 +353,19 @@ class Conversation:
     """A request's conversation: its items (after the stored ones), instructions, tools."""
 
     def __init__(self, body, store: ResponseStore):
-        _expect(body, (dict,), "body", "a JSON object")
+        expect_type(body, (dict,), "body", "a JSON object")
         if "model" not in body:
             raise RequestError("you must provide a model parameter", "model", "missing_required_parameter")
-        _expect(body["model"], (str,), "model", "a string")
+        expect_type(body["model"], (str,), "model", "a string")
         model_spec(body["model"])  # an unknown model is a 404, before anything else
         self.body = body
         self.instructions = body.get("instructions")
         if self.instructions is not None:
-            _expect(self.instructions, (str,), "instructions", "a string")
+            expect_type(self.instructions, (str,), "instructions", "a string")
         previous = body.get("previous_response_id")
         earlier: list[dict] = []
         if previous is not None:
-            _expect(previous, (str,), "previous_response_id", "a string")
+            expect_type(previous, (str,), "previous_response_id", "a string")
             try:
                 _, earlier = store.get(previous)
             except RequestError:
@@ -448,16 +442,16 @@ def _threshold(body) -> int | None:
     management = body.get("context_management")
     if management is None:
         return None
-    _expect(management, (list,), "context_management", "an array")
+    expect_type(management, (list,), "context_management", "an array")
     threshold = None
     for k, entry in enumerate(management):
-        _expect(entry, (dict,), f"context_management[{k}]", "an object")
+        expect_type(entry, (dict,), f"context_management[{k}]", "an object")
         if entry.get("type") != "compaction":
             raise RequestError(f"Invalid 'context_management[{k}].type': only 'compaction' is "
                                f"supported; got {entry.get('type')!r}.",
                                f"context_management[{k}].type", "invalid_value")
         value = entry.get("compact_threshold")
-        _expect(value, (int,), f"context_management[{k}].compact_threshold", "an integer")
+        expect_type(value, (int,), f"context_management[{k}].compact_threshold", "an integer")
         if value < 1:
             raise RequestError(f"Invalid 'context_management[{k}].compact_threshold': must be at "
                                f"least 1.", f"context_management[{k}].compact_threshold", "invalid_value")
@@ -469,7 +463,7 @@ def _check_options(body) -> None:
     for key, types, what in (("store", (bool,), "a boolean"), ("parallel_tool_calls", (bool,), "a boolean"),
                              ("prompt_cache_key", (str,), "a string"), ("max_output_tokens", (int,), "an integer")):
         if body.get(key) is not None:
-            _expect(body[key], types, key, what)
+            expect_type(body[key], types, key, what)
     if body.get("truncation") not in (None, "auto", "disabled"):
         raise RequestError("Invalid 'truncation': expected 'auto' or 'disabled'.", "truncation", "invalid_value")
     if body.get("max_output_tokens") is not None and body["max_output_tokens"] < 16:

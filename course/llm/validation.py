@@ -32,7 +32,8 @@ def _type_name(value) -> str:
             float: "number", type(None): "null"}.get(type(value), type(value).__name__)
 
 
-def _expect(value, kinds: tuple, param: str, what: str) -> None:
+def expect_type(value, kinds: tuple, param: str, what: str) -> None:
+    """HTTP 400 naming `param` unless `value` is one of `kinds` (a JSON type: bool is not an int)."""
     # bool is an int in Python, but not in JSON
     if isinstance(value, bool) and bool not in kinds:
         ok = False
@@ -52,34 +53,34 @@ def _validate_content(message: dict, i: int, allow_null: bool) -> None:
     content = message["content"]
     if isinstance(content, str):
         return
-    _expect(content, (list,), param, "a string or an array of content parts")
+    expect_type(content, (list,), param, "a string or an array of content parts")
     for j, part in enumerate(content):
-        _expect(part, (dict,), f"{param}[{j}]", "an object")
+        expect_type(part, (dict,), f"{param}[{j}]", "an object")
         if part.get("type") != "text":
             raise RequestError(f"Invalid value for '{param}[{j}].type': the teaching model reads "
                                f"only 'text' parts, got {part.get('type')!r}.", f"{param}[{j}].type",
                                "invalid_value")
-        _expect(part.get("text"), (str,), f"{param}[{j}].text", "a string")
+        expect_type(part.get("text"), (str,), f"{param}[{j}].text", "a string")
 
 
 def _validate_tool_calls(calls, i: int) -> list[str]:
     param = f"messages[{i}].tool_calls"
-    _expect(calls, (list,), param, "an array")
+    expect_type(calls, (list,), param, "an array")
     if not calls:
         raise RequestError(f"Invalid '{param}': empty array. Expected an array with minimum "
                            f"length 1, but got an empty array instead.", param, "empty_array")
     ids = []
     for j, call in enumerate(calls):
         p = f"{param}[{j}]"
-        _expect(call, (dict,), p, "an object")
-        _expect(call.get("id"), (str,), f"{p}.id", "a string")
+        expect_type(call, (dict,), p, "an object")
+        expect_type(call.get("id"), (str,), f"{p}.id", "a string")
         if call.get("type", "function") != "function":
             raise RequestError(f"Invalid value for '{p}.type': expected 'function'.", f"{p}.type",
                                "invalid_value")
         fn = call.get("function")
-        _expect(fn, (dict,), f"{p}.function", "an object")
-        _expect(fn.get("name"), (str,), f"{p}.function.name", "a string")
-        _expect(fn.get("arguments"), (str,), f"{p}.function.arguments", "a string")
+        expect_type(fn, (dict,), f"{p}.function", "an object")
+        expect_type(fn.get("name"), (str,), f"{p}.function.name", "a string")
+        expect_type(fn.get("arguments"), (str,), f"{p}.function.arguments", "a string")
         if call["id"] in ids:
             raise RequestError(f"Duplicate tool call id '{call['id']}' in '{param}': every tool "
                                f"call needs its own id.", f"{p}.id", "duplicate_tool_call_id")
@@ -91,7 +92,7 @@ def _validate_messages(messages) -> None:
     if messages is None:
         raise RequestError("Missing required parameter: 'messages'.", "messages",
                            "missing_required_parameter")
-    _expect(messages, (list,), "messages", "an array")
+    expect_type(messages, (list,), "messages", "an array")
     if not messages:
         raise RequestError("Invalid 'messages': empty array. Expected an array with minimum "
                            "length 1, but got an empty array instead.", "messages", "empty_array")
@@ -99,7 +100,7 @@ def _validate_messages(messages) -> None:
     pending: list[str] = []  # ids of the last assistant's calls that have no result yet
     pending_from = -1
     for i, message in enumerate(messages):
-        _expect(message, (dict,), f"messages[{i}]", "an object")
+        expect_type(message, (dict,), f"messages[{i}]", "an object")
         role = message.get("role")
         if role is None:
             raise RequestError(f"Missing required parameter: 'messages[{i}].role'.",
@@ -109,7 +110,7 @@ def _validate_messages(messages) -> None:
                                f"'developer', 'user', 'assistant', and 'tool'.",
                                f"messages[{i}].role", "invalid_value")
         if "name" in message:
-            _expect(message["name"], (str,), f"messages[{i}].name", "a string")
+            expect_type(message["name"], (str,), f"messages[{i}].name", "a string")
         if role != "assistant" and message.get("tool_calls") is not None:
             # the model code reads tool_calls only from assistants: anywhere else it is refused,
             # as OpenAI refuses a property a message of that role does not have
@@ -124,7 +125,7 @@ def _validate_messages(messages) -> None:
                 f"messages[{pending_from}]; messages[{i}] is a {role} message).",
                 f"messages[{i}].role", "missing_tool_response")
         if role == "tool":
-            _expect(message.get("tool_call_id"), (str,), f"messages[{i}].tool_call_id", "a string")
+            expect_type(message.get("tool_call_id"), (str,), f"messages[{i}].tool_call_id", "a string")
             _validate_content(message, i, allow_null=False)
             call_id = message["tool_call_id"]
             if call_id not in pending:
@@ -161,26 +162,26 @@ def _validate_messages(messages) -> None:
 def _validate_tools(tools) -> list[str]:
     if tools is None:
         return []
-    _expect(tools, (list,), "tools", "an array")
+    expect_type(tools, (list,), "tools", "an array")
     names = []
     for j, tool in enumerate(tools):
         p = f"tools[{j}]"
-        _expect(tool, (dict,), p, "an object")
+        expect_type(tool, (dict,), p, "an object")
         if tool.get("type") != "function":
             raise RequestError(f"Invalid value for '{p}.type': expected 'function'.", f"{p}.type",
                                "invalid_value")
         fn = tool.get("function")
-        _expect(fn, (dict,), f"{p}.function", "an object")
+        expect_type(fn, (dict,), f"{p}.function", "an object")
         name = fn.get("name")
-        _expect(name, (str,), f"{p}.function.name", "a string")
+        expect_type(name, (str,), f"{p}.function.name", "a string")
         if not TOOL_NAME.match(name):
             raise RequestError(f"Invalid '{p}.function.name': string does not match pattern. "
                                f"Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$' "
                                f"(1 to 64 characters).", f"{p}.function.name", "invalid_value")
         if "description" in fn:
-            _expect(fn["description"], (str,), f"{p}.function.description", "a string")
+            expect_type(fn["description"], (str,), f"{p}.function.description", "a string")
         if "parameters" in fn:
-            _expect(fn["parameters"], (dict,), f"{p}.function.parameters", "an object")
+            expect_type(fn["parameters"], (dict,), f"{p}.function.parameters", "an object")
         if name in names:
             raise RequestError(f"Duplicate tool name {name!r} in 'tools'.", f"{p}.function.name",
                                "duplicate_tool_name")
@@ -200,7 +201,7 @@ def _validate_tool_choice(choice, names: list[str]) -> None:
             raise RequestError("'tool_choice' is 'required' but no 'tools' were given.",
                                "tool_choice", "invalid_value")
         return
-    _expect(choice, (dict,), "tool_choice", "a string or an object")
+    expect_type(choice, (dict,), "tool_choice", "a string or an object")
     name = (choice.get("function") or {}).get("name") if isinstance(choice.get("function"), dict) else None
     if choice.get("type") != "function" or not isinstance(name, str):
         raise RequestError("Invalid 'tool_choice': expected {'type': 'function', 'function': "
@@ -225,7 +226,7 @@ def _validate_sampling(body: dict) -> None:
         value = body.get(key)
         if value is None:
             continue
-        _expect(value, (int, float), key, "a number")
+        expect_type(value, (int, float), key, "a number")
         if value != value:  # NaN (Python's json reads it)
             raise RequestError(f"Invalid '{key}': expected a number between {low} and {high}, "
                                f"but got NaN instead.", key, "invalid_value")
@@ -238,7 +239,7 @@ def _validate_sampling(body: dict) -> None:
                                    f"{limit}, but got {_shown(value)} instead.", key, code)
     seed = body.get("seed")
     if seed is not None:
-        _expect(seed, (int,), "seed", "an integer")
+        expect_type(seed, (int,), "seed", "an integer")
         if not SEED_MIN <= seed <= SEED_MAX:
             side, limit, code = (("above maximum", f"<= {SEED_MAX}", "integer_above_max_value")
                                  if seed > SEED_MAX else
@@ -249,29 +250,29 @@ def _validate_sampling(body: dict) -> None:
 
 def validate_request(body) -> None:
     """Raise RequestError for the first problem in a chat-completions request body."""
-    _expect(body, (dict,), "body", "a JSON object")
+    expect_type(body, (dict,), "body", "a JSON object")
     if "model" not in body:
         raise RequestError("you must provide a model parameter", "model", "missing_required_parameter")
-    _expect(body["model"], (str,), "model", "a string")
+    expect_type(body["model"], (str,), "model", "a string")
     _validate_messages(body.get("messages"))
     names = _validate_tools(body.get("tools"))
     _validate_tool_choice(body.get("tool_choice"), names)
     if body.get("parallel_tool_calls") is not None:
-        _expect(body["parallel_tool_calls"], (bool,), "parallel_tool_calls", "a boolean")
+        expect_type(body["parallel_tool_calls"], (bool,), "parallel_tool_calls", "a boolean")
     if body.get("stream") is not None:
-        _expect(body["stream"], (bool,), "stream", "a boolean")
+        expect_type(body["stream"], (bool,), "stream", "a boolean")
     if body.get("stream_options") is not None:
-        _expect(body["stream_options"], (dict,), "stream_options", "an object")
+        expect_type(body["stream_options"], (dict,), "stream_options", "an object")
         if not body.get("stream"):
             raise RequestError("Invalid 'stream_options': only allowed when 'stream' is true.",
                                "stream_options", "invalid_value")
         if body["stream_options"].get("include_usage") is not None:
-            _expect(body["stream_options"]["include_usage"], (bool,),
+            expect_type(body["stream_options"]["include_usage"], (bool,),
                     "stream_options.include_usage", "a boolean")
     _validate_sampling(body)
     for key in ("max_tokens", "max_completion_tokens"):
         if body.get(key) is not None:
-            _expect(body[key], (int,), key, "an integer")
+            expect_type(body[key], (int,), key, "an integer")
             if body[key] < 1:
                 raise RequestError(f"Invalid '{key}': must be at least 1.", key, "invalid_value")
     if body.get("n") not in (None, 1):
