@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import json
 
-from course.llm.validation import RequestError
+from course.llm.validation import RequestError, expect_type
 
 STRIP, PASS_BACK, SINCE_LAST_USER = "strip", "pass_back", "since_last_user"
 POLICIES = (STRIP, PASS_BACK, SINCE_LAST_USER)
@@ -117,11 +117,8 @@ def check_history(messages: list, policy: str) -> None:
     for i, message in enumerate(messages):
         param = f"messages[{i}].{FIELD}"
         value = message.get(FIELD)
-        if value is not None and not isinstance(value, str):
-            kind = {dict: "object", list: "array", bool: "boolean", int: "integer",
-                    float: "number"}.get(type(value), type(value).__name__)
-            raise RequestError(f"Invalid type for '{param}': expected a string, but got {kind} "
-                               f"instead.", param, "invalid_type")
+        if value is not None:
+            expect_type(value, (str,), param, "a string")
         if value is not None and message.get("role") != "assistant":
             raise RequestError(f"Invalid parameter: '{param}': only messages with role "
                                f"'assistant' can carry reasoning_content, this one has role "
