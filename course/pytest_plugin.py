@@ -29,7 +29,6 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-import tempfile
 import uuid
 from pathlib import Path
 
@@ -37,7 +36,7 @@ import pytest
 
 from course import labs as labs_module
 from course.checks import failure_message
-from course.grade.nbval_engine import run_nbval
+from course.grade.nbval_engine import grade_copy
 from course.labs import confinement
 from course.paths import LABS_DIR
 
@@ -128,16 +127,7 @@ class LabNotebook(pytest.File):
                                     f"(python -m course.grade --unconfined grades without the sandbox)")
         nb, program, self.notes = labs_module.nbval_graded(self.lab, self.student, self.path.stem,
                                                            self.path.name)
-        with tempfile.TemporaryDirectory(prefix="course-grade-") as work:
-            work = Path(work)
-            copy = labs_module.write_graded(work / self.lab.lab_id / self.lab.path.name, nb, program,
-                                            timeout=self.timeout)
-            cases, output = run_nbval([copy], self.timeout, work, "plugin")
-        found = {c["course_key"]: (c["course_status"], c["course_detail"])
-                 for c in cases if c["course_kind"] == "check"}
-        tail = " ".join(output.strip().splitlines()[-3:])
-        return {key: found.get(key, ("not graded", f"nbval did not report on this check: {tail}"))
-                for key in (labs_module.cell_key(c) for _, c in self.lab.checks())}
+        return grade_copy(self.lab, nb, program, self.timeout)[0]
 
 
 class LabCell(pytest.Item):

@@ -39,8 +39,8 @@ gradebook.json (everything, for `merge`) and graded-notebooks/ (the graded copie
 from course.grade.cli import DEFAULT_LABS, DEFAULT_LESSONS, default_jobs, main, main_merge
 from course.grade.gradebook import (CSV_FIELDS, FORMAT, lab_info, markdown, reflection_rows,
                                     reflections_markdown, write_gradebook)
-from course.grade.nbval_engine import (GRADED_DIR, grade_all_nbval, nbval_command, nbval_environment,
-                                       prepare_graded_dir, read_junit, record_nbval, run_nbval)
+from course.grade.nbval_engine import (GRADED_DIR, grade_all_nbval, grade_copy, nbval_command,
+                                       nbval_environment, prepare_graded_dir, read_junit, record_nbval, run_nbval)
 from course.grade.shards import merge, parse_shard, shard_of
 from course.grade.submissions import (GRADED_MARK, OUTPUT_FILES, Submission, collect,
                                       collect_reflections, is_output_folder, match_all, pick_one,
@@ -58,7 +58,7 @@ __all__ = [
     "GRADED_MARK", "OUTPUT_FILES", "Submission", "collect", "collect_reflections",
     "is_output_folder", "match_all", "pick_one", "row",
     # nbval_engine.py
-    "GRADED_DIR", "grade_all_nbval", "nbval_command", "nbval_environment", "prepare_graded_dir",
+    "GRADED_DIR", "grade_all_nbval", "grade_copy", "nbval_command", "nbval_environment", "prepare_graded_dir",
     "read_junit", "record_nbval", "run_nbval",
     # gradebook.py
     "CSV_FIELDS", "FORMAT", "lab_info", "markdown", "reflection_rows", "reflections_markdown",

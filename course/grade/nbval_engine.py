@@ -63,6 +63,21 @@ def run_nbval(notebooks: list[Path], timeout: float, work: Path, name: str) -> t
     return (read_junit(junit) if junit.exists() else []), done.stdout
 
 
+def grade_copy(lab: Lab, nb, program, timeout: float) -> tuple[dict[str, tuple[str, str]], str]:
+    """One graded copy (`nbval_graded`, `nbval_notebook`) run in a fresh folder: check key ->
+    (status, detail) for every check of the lab ("not graded" for one nbval did not report),
+    and pytest's output."""
+    with tempfile.TemporaryDirectory(prefix="course-grade-") as work:
+        work = Path(work)
+        copy = write_graded(work / lab.lab_id / lab.path.name, nb, program, timeout=timeout)
+        cases, output = run_nbval([copy], timeout, work, "one")
+    found = {c["course_key"]: (c["course_status"], c["course_detail"])
+             for c in cases if c["course_kind"] == "check"}
+    tail = " ".join(output.strip().splitlines()[-3:])
+    return {key: found.get(key, ("not graded", f"nbval did not report on this check: {tail}"))
+            for key in (cell_key(c) for _, c in lab.checks())}, output
+
+
 def read_junit(path: Path) -> list[dict[str, str]]:
     """The course_* properties of every test case in a JUnit XML report."""
     import xml.etree.ElementTree as ET

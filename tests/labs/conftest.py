@@ -95,18 +95,10 @@ def tiny(tmp_path_factory) -> Tiny:
 def grade_one(lab, student: nbformat.NotebookNode, timeout: float = 60) -> dict[str, tuple[str, str]]:
     """check key -> (status, detail) for one student copy graded as course.grade grades it:
     its graded copy of the answer key, run by pytest + strict nbval in a fresh folder."""
-    import tempfile
-
-    from course.grade import run_nbval
-    from course.labs import nbval_graded, write_graded
+    from course.grade.nbval_engine import grade_copy
+    from course.labs import nbval_graded
 
     nb, program, _ = nbval_graded(lab, student, "student", lab.path.name)
-    with tempfile.TemporaryDirectory(prefix="course-grade-one-") as work:
-        work = Path(work)
-        copy = write_graded(work / lab.lab_id / lab.path.name, nb, program, timeout=timeout)
-        cases, output = run_nbval([copy], timeout, work, "one")
-    found = {c["course_key"]: (c["course_status"], c["course_detail"])
-             for c in cases if c["course_kind"] == "check"}
-    assert found, output[-2000:]
+    found, output = grade_copy(lab, nb, program, timeout)
+    assert not any(status == "not graded" for status, _ in found.values()), output[-2000:]
     return found
-
