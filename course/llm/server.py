@@ -139,6 +139,20 @@ class JsonHandler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
+    def send_events(self, events: list[dict]) -> None:
+        """Server-Sent Events, one per chunk, then `data: [DONE]`, in HTTP/1.1 chunked transfer
+        encoding (so the connection stays open for the next request, as the SDK expects)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for event in [json.dumps(event, ensure_ascii=False) for event in events] + ["[DONE]"]:
+            data = f"data: {event}\n\n".encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+
     def send_error(self, code, message=None, explain=None):
         """The errors http.server sends by itself (a bad request line, a URL or headers too
         long, an unknown method, another HTTP version), as OpenAI-style JSON, not HTML; an
@@ -224,7 +238,7 @@ class _Handler(JsonHandler):
         try:
             result = route(self.model, body, raw)
             if isinstance(result, EventStream):
-                self._send_events(result)
+                self.send_events(result.events)
             else:
                 self._send(200, result)
         except RequestError as exc:
@@ -234,21 +248,6 @@ class _Handler(JsonHandler):
             self._error(RequestError(f"The teaching model failed on this request: "
                                      f"{type(exc).__name__}: {exc}", status=500,
                                      error_type="server_error", code="internal_error"))
-
-    def _send_events(self, stream: "EventStream") -> None:
-        """Server-Sent Events, one per chunk, then `data: [DONE]`, in HTTP/1.1 chunked transfer
-        encoding (so the connection stays open for the next request, as the SDK expects)."""
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        events = [json.dumps(event, ensure_ascii=False) for event in stream.events] + ["[DONE]"]
-        for event in events:
-            data = f"data: {event}\n\n".encode()
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-            self.wfile.flush()
-        self.wfile.write(b"0\r\n\r\n")
 
     def _read_json(self):
         length = self.headers.get("Content-Length")

@@ -150,15 +150,20 @@ def without_code(payload: dict) -> dict:
 class _Handler(JsonHandler):
     proxy: "ProviderProxy"  # set on the subclass made per proxy
 
-    def _forward(self, method: str, raw: bytes | None) -> tuple[int, dict]:
+    def _upstream(self, method: str, raw: bytes | None) -> tuple[int, bytes]:
+        """The private teaching model's answer to this request: (status, body bytes)."""
         url = self.proxy.upstream.base_url.removesuffix("/v1") + self.path
         request = urllib.request.Request(url, data=raw, method=method,
                                          headers={"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(request, timeout=600) as response:
-                return response.status, json.loads(response.read())
+                return response.status, response.read()
         except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read() or b"{}")
+            return error.code, error.read() or b"{}"
+
+    def _forward(self, method: str, raw: bytes | None) -> tuple[int, dict]:
+        status, body = self._upstream(method, raw)
+        return status, json.loads(body)
 
     def _responses(self, method: str, raw: bytes | None) -> None:
         """The Responses API: OpenAI's, as the teaching model serves it but without its trace;
@@ -185,29 +190,15 @@ class _Handler(JsonHandler):
 
     def _stream(self, raw: bytes) -> None:
         """A streamed chat completion: the upstream's Server-Sent Events, each chunk reshaped as
-        the provider would send it, in chunked transfer encoding."""
-        url = self.proxy.upstream.base_url.removesuffix("/v1") + self.path
-        request = urllib.request.Request(url, data=raw, method="POST",
-                                         headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(request, timeout=600) as response:
-                text = response.read().decode("utf-8")
-        except urllib.error.HTTPError as error:
-            self._send(error.code, json.loads(error.read() or b"{}"))
+        the provider would send it."""
+        status, body = self._upstream("POST", raw)
+        if status != 200:
+            self._send(status, json.loads(body))
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        for event in text.split("\n\n"):
-            if not event.startswith("data: "):
-                continue
-            data = event[len("data: "):]
-            if data != "[DONE]":
-                data = json.dumps(reshape_chunk(json.loads(data), self.proxy.shape), ensure_ascii=False)
-            line = f"data: {data}\n\n".encode()
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
-        self.wfile.write(b"0\r\n\r\n")
+        events = [event[len("data: "):] for event in body.decode("utf-8").split("\n\n")
+                  if event.startswith("data: ")]
+        self.send_events([reshape_chunk(json.loads(data), self.proxy.shape)
+                          for data in events if data != "[DONE]"])
 
     def do_POST(self):
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
