@@ -188,37 +188,21 @@ class _Handler(JsonHandler):
             return
         self._send(*self._forward("DELETE", None))
 
-    def _stream(self, raw: bytes) -> None:
+    def _stream(self, raw: bytes, body: dict) -> None:
         """A streamed chat completion: the upstream's Server-Sent Events, each chunk reshaped as
-        the provider would send it."""
-        status, body = self._upstream("POST", raw)
+        the provider would send it (a refusal is answered as an unstreamed one is)."""
+        status, answer = self._upstream("POST", raw)
         if status != 200:
-            self._send(status, json.loads(body))
+            self._reply(status, json.loads(answer), body)
             return
-        events = [event[len("data: "):] for event in body.decode("utf-8").split("\n\n")
+        events = [event[len("data: "):] for event in answer.decode("utf-8").split("\n\n")
                   if event.startswith("data: ")]
         self.send_events([reshape_chunk(json.loads(data), self.proxy.shape)
                           for data in events if data != "[DONE]"])
 
-    def do_POST(self):
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.proxy.count()
-        if is_responses_path(self.path):
-            self._responses("POST", raw)
-            return
+    def _reply(self, status: int, payload, body) -> None:
+        """The upstream's answer as this provider would send it."""
         shape = self.proxy.shape
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            body = None
-        if isinstance(body, dict) and body.get("stream") is True and not (
-                shape == "openai" and body.get("max_tokens") is not None):
-            self._stream(raw)
-            return
-        if shape == "openai" and isinstance(body, dict) and body.get("max_tokens") is not None:
-            self._send(400, MAX_TOKENS_REFUSED)
-            return
-        status, payload = self._forward("POST", raw)
         code = (payload.get("error") or {}).get("code") if isinstance(payload, dict) else None
         if shape == "ollama" and status == 400 and code in PAIRING_CODES:
             self._send(200, unchecked_reply(body, body.get("model", "")))
@@ -228,6 +212,23 @@ class _Handler(JsonHandler):
             self._send(200, reshape(payload, shape))
         else:
             self._send(status, payload)
+
+    def do_POST(self):
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.proxy.count()
+        if is_responses_path(self.path):
+            self._responses("POST", raw)
+            return
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        if self.proxy.shape == "openai" and isinstance(body, dict) and body.get("max_tokens") is not None:
+            self._send(400, MAX_TOKENS_REFUSED)
+        elif isinstance(body, dict) and body.get("stream") is True:
+            self._stream(raw, body)
+        else:
+            self._reply(*self._forward("POST", raw), body)
 
 
 class _Server(ThreadingHTTPServer):
