@@ -124,11 +124,13 @@ def command(argv: list[str], scratch: Path, limits: Limits = Limits(), *,
         raise RuntimeError(_MISSING)
     scratch = os.path.realpath(scratch)
     home = "/home/student"
+    # The private /tmp and /home first: the read-only binds after them stay visible on top,
+    # so a course cloned (or a virtual environment made) under /tmp or /home still runs.
     args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
-            *_mounts(answers),
-            "--proc", "/proc", "--dev", "/dev",
             "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
             "--size", str(limits.tmp_bytes), "--tmpfs", "/home",
+            *_mounts(answers),
+            "--proc", "/proc", "--dev", "/dev",
             "--dir", home,
             "--bind", scratch, scratch, "--chdir", scratch,
             "--setenv", "HOME", home, "--setenv", "TMPDIR", os.path.join(scratch, "tmp"),
