@@ -165,23 +165,26 @@ def update(nb, old: list[Entry]) -> tuple[list[Entry], dict[str, int]]:
     entry for a cell whose text changed is kept as `stale`; a new cell is a `todo` holding the
     English. Entries for cells that no longer exist are dropped (counted as "dropped")."""
     by_hash = {e.source_hash: e for e in old if e.mark != "stale"}
-    by_id = {e.cell_id: e for e in old}
-    entries, counts, used = [], {"kept": 0, "todo": 0, "stale": 0, "dropped": 0}, set()
-    for cell in markdown_cells(nb):
+    cells = markdown_cells(nb)
+    matched = {c.id: by_hash[english_hash(c.source)] for c in cells if english_hash(c.source) in by_hash}
+    used = {id(e) for e in matched.values()}
+    # an entry not found by its hash translated the cell that had its id: that cell changed
+    by_id = {e.cell_id: e for e in old if id(e) not in used and e.mark != "todo"}
+    entries, counts = [], {"kept": 0, "todo": 0, "stale": 0, "dropped": 0}
+    for cell in cells:
         digest = english_hash(cell.source)
-        if digest in by_hash:
-            found = by_hash[digest]
+        if cell.id in matched:
+            found = matched[cell.id]
             entries.append(Entry(cell.id, digest, found.text, found.mark))
             counts["todo" if found.mark == "todo" else "kept"] += 1
-        elif cell.id in by_id and by_id[cell.id].mark != "todo":
-            found = by_id[cell.id]
+        elif cell.id in by_id:
+            found = by_id.pop(cell.id)
             entries.append(Entry(cell.id, digest, found.text, "stale"))
             counts["stale"] += 1
+            used.add(id(found))
         else:
             entries.append(Entry(cell.id, digest, cell.source, "todo"))
             counts["todo"] += 1
-            continue
-        used.add(id(found))
     counts["dropped"] = sum(1 for e in old if id(e) not in used)
     return entries, counts
 
@@ -238,7 +241,7 @@ def translate(english, entries: list[Entry]):
     nb = copy.deepcopy(english)
     for cell in markdown_cells(nb):
         cell.source = localise_links(by_hash[english_hash(cell.source)])
-    nb.metadata.setdefault("course", {})["language"] = LANGUAGE
+    nb.metadata.setdefault("course", nbformat.NotebookNode())["language"] = LANGUAGE
     return nb
 
 
@@ -249,6 +252,23 @@ def build(notebook: Path) -> nbformat.NotebookNode:
         return translate(nbformat.read(notebook, as_version=4), read_entries(notebook))
     except TranslationError as error:
         raise TranslationError(f"{rel}: {error}") from None
+
+
+def refresh(notebook: Path) -> str:
+    """After an English notebook changed (`course.notebooks run`): rebuild its Chinese edition
+    if it has one and the translation still fits; otherwise say what is now out of date."""
+    try:
+        out = edition_path(notebook)
+    except TranslationError:    # not one of the course's lessons or labs
+        return ""
+    if not out.exists():
+        return ""
+    found = problems(notebook)
+    if found:
+        return ("the Chinese edition is now out of date (its test fails until the translation is "
+                "revised):\n  " + "\n  ".join(found))
+    nbformat.write(build(notebook), out)
+    return f"rebuilt {out.relative_to(REPO_ROOT)}"
 
 
 def translated_notebooks() -> list[Path]:

@@ -1,8 +1,10 @@
 """Authoring tools for lessons and labs.
 
     python -m course.notebooks build SOURCE.txt OUT.ipynb   cells from a plain-text source
-    python -m course.notebooks run NOTEBOOK.ipynb           execute in place, store outputs
-    python -m course.notebooks strip NOTEBOOK.ipynb         remove outputs (labs ship clean)
+    python -m course.notebooks run NOTEBOOK.ipynb           execute in place, store outputs (and
+                                                            rebuild its Chinese edition, if any)
+    python -m course.notebooks strip NOTEBOOK.ipynb         remove outputs (labs ship clean; its
+                                                            Chinese edition is rebuilt too)
     python -m course.notebooks note-widgets NOTEBOOK...     only the widget note (see below)
 
 The source format is one line `%% md` or `%% code` (optionally followed by `tags=a,b`,
@@ -135,6 +137,12 @@ def main(argv=None) -> int:
             print(f"{path}: {changed} widget output(s) changed")
     else:
         nbformat.write(strip_outputs(nbformat.read(args.notebook, as_version=4)), args.notebook)
+    if args.command in ("run", "strip"):
+        from course import editions  # the Chinese edition copies code and outputs: keep it in step
+
+        said = editions.refresh(args.notebook)
+        if said:
+            print(said)
     return 0
 
 
