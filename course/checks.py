@@ -34,6 +34,8 @@ import signal
 import textwrap
 from dataclasses import dataclass
 
+from course.i18n import _
+
 MIME = "application/vnd.course.check+json"
 PASS, FAIL = "✓", "✗"
 
@@ -105,8 +107,9 @@ class check:
         return self
 
     def _expired(self, signum, frame):
-        raise CheckTimeout(f"the check did not finish within {_check_seconds():g} s (an endless "
-                           f"loop, or a wait that never ends?): it was stopped")
+        raise CheckTimeout(_("the check did not finish within {seconds} s (an endless loop, or a "
+                             "wait that never ends?): it was stopped")
+                           .format(seconds=f"{_check_seconds():g}"))
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         if self._previous is not None:
@@ -119,7 +122,7 @@ class check:
             message = failure_message(type(exc).__name__, _exception_text(exc), self.hint)
             where = (_notebook_line(tb) if exc_type is not AssertionError else None) or ""
             if not isinstance(exc, Exception):
-                message += "\n(interrupted: the check did not finish)"
+                message += "\n" + _("(interrupted: the check did not finish)")
             verdict = Verdict(self.key, False, message, type(exc).__name__, where)
         _verdicts[self.key] = verdict
         show(verdict)
@@ -136,8 +139,11 @@ def _notebook_line(tb) -> str | None:
     if not frames:
         return None
     frame = frames[-1]
-    code = f": {frame.line.strip()}" if frame.line else ""
-    return f"(raised in your {frame.name}, line {frame.lineno} of its cell{code})"
+    if frame.line:
+        return _("(raised in your {function}, line {line} of its cell: {code})").format(
+            function=frame.name, line=frame.lineno, code=frame.line.strip())
+    return _("(raised in your {function}, line {line} of its cell)").format(
+        function=frame.name, line=frame.lineno)
 
 
 def _check_seconds() -> float:
@@ -191,25 +197,25 @@ def tally(lab_id: str | None = None) -> TallyText:
     keys = lab_check_keys(lab_id) if lab_id else []
     keys += [k for k in _verdicts if k not in keys]
     passed = [k for k in keys if k in _verdicts and _verdicts[k].passed]
-    lines = [f"{len(passed)} of {len(keys)} checks pass"]
+    lines = [_("{passed} of {total} checks pass").format(passed=len(passed), total=len(keys))]
     failing = [k for k in keys if k in _verdicts and not _verdicts[k].passed]
     missing = [k for k in keys if k not in _verdicts]
     if failing:
-        lines.append("failing:")
+        lines.append(_("failing:"))
         for k in failing:
             first, *rest = _verdicts[k].message.splitlines() or [""]
             lines.append(f"  {FAIL} {k}: {first}")
             lines += [f"      {line}" for line in rest]
     if missing:
-        lines.append("not run yet (run their cells; a check cell you edited no longer reports: "
-                     "restore it, grading runs the released one):")
+        lines.append(_("not run yet (run their cells; a check cell you edited no longer reports: "
+                       "restore it, grading runs the released one):"))
         lines += [f"  · {k}" for k in missing]
     borrowed = _reference_answers_in_use(lab_id) if lab_id else []
     if borrowed:
-        lines.append("graded as the stub (the reference answer is imported, not yours):")
+        lines.append(_("graded as the stub (the reference answer is imported, not yours):"))
         lines += [f"  · {name}" for name in borrowed]
     if keys and len(passed) == len(keys) and not borrowed:
-        lines[0] += ": every check passes."
+        lines[0] = _("{tally}: every check passes.").format(tally=lines[0])
     text = TallyText("\n".join(lines))
     print(text)
     return text

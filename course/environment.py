@@ -8,6 +8,8 @@ from __future__ import annotations
 import importlib.metadata
 import sys
 
+from course.i18n import _
+
 PACKAGES = ("jupyterlab", "ipywidgets", "tiktoken", "openai", "matplotlib", "nbval", "pytest",
             "PyYAML", "quicktok-v1")
 
@@ -19,9 +21,11 @@ def check_python() -> tuple[str, bool, str]:
     # The detail names the version only when it is a problem: stored outputs must not depend
     # on which Python ran them.
     version = ".".join(map(str, sys.version_info[:2]))
+    name = _("Python 3.11 or newer")
     if sys.version_info[:2] < MINIMUM_PYTHON:
-        return "Python 3.11 or newer", False, f"this is Python {version} (install 3.11, 3.12 or 3.13)"
-    return "Python 3.11 or newer", True, "yes"
+        return name, False, _("this is Python {version} (install 3.11, 3.12 or 3.13)").format(
+            version=version)
+    return name, True, _("yes")
 
 
 def check_packages() -> tuple[str, bool, str]:
@@ -32,8 +36,9 @@ def check_packages() -> tuple[str, bool, str]:
         except importlib.metadata.PackageNotFoundError:
             missing.append(name)
     if missing:
-        return "course packages", False, "missing: " + ", ".join(missing) + " (run ./run.sh lab)"
-    return "course packages", True, ", ".join(found)
+        return _("course packages"), False, _("missing: {packages} (run ./run.sh lab)").format(
+            packages=", ".join(missing))
+    return _("course packages"), True, ", ".join(found)
 
 
 def check_tokenizers() -> tuple[str, bool, str]:
@@ -44,8 +49,9 @@ def check_tokenizers() -> tuple[str, bool, str]:
         for name in names:
             encoding(name).encode("Context engineering, hands-on")
     except Exception as exc:
-        return "offline tokenizers", False, f"{type(exc).__name__}: {exc}"
-    return "offline tokenizers", True, ", ".join(f"{n} ready" for n in names)
+        return _("offline tokenizers"), False, f"{type(exc).__name__}: {exc}"
+    return _("offline tokenizers"), True, ", ".join(_("{encoding} ready").format(encoding=n)
+                                                    for n in names)
 
 
 def _refuses(error, parameter: str) -> bool:
@@ -75,13 +81,14 @@ def say_hello(client, model: str, limit: int = 60):
 def check_model() -> tuple[str, bool, str]:
     import course.llm
 
-    where = "a real provider (COURSE_LLM_* variables)" if course.llm.using_real_provider() \
-        else "the local teaching model"
+    where = _("a real provider (COURSE_LLM_* variables)") if course.llm.using_real_provider() \
+        else _("the local teaching model")
     try:
         reply = say_hello(course.llm.client(), course.llm.model_name())
     except Exception as exc:
-        return "model answering", False, f"{where}: {type(exc).__name__}: {exc}"
-    return "model answering", True, f"{where} ({reply.model}) answered"
+        return _("model answering"), False, f"{where}: {type(exc).__name__}: {exc}"
+    return _("model answering"), True, _("{where} ({model}) answered").format(where=where,
+                                                                             model=reply.model)
 
 
 def check_course_files() -> tuple[str, bool, str]:
@@ -89,9 +96,10 @@ def check_course_files() -> tuple[str, bool, str]:
 
     found = problems()
     if found:
-        return "lessons and labs", False, "; ".join(found)
+        return _("lessons and labs"), False, "; ".join(found)
     labs = sum(1 for c in CHAPTERS if c.lab)
-    return "lessons and labs", True, f"{len(CHAPTERS)} lessons, {labs} labs"
+    return _("lessons and labs"), True, _("{lessons} lessons, {labs} labs").format(
+        lessons=len(CHAPTERS), labs=labs)
 
 
 CHECKS = (check_python, check_packages, check_tokenizers, check_model, check_course_files)
@@ -108,16 +116,16 @@ def check_environment() -> list[tuple[str, bool, str]]:
 
 
 def report(results) -> str:
-    lines = [f"[{'ok' if ok else 'PROBLEM'}] {name}: {detail}" for name, ok, detail in results]
-    verdict = "Everything is ready." if all(ok for _, ok, _ in results) else \
-        "Something is not ready: fix the PROBLEM lines above (./run.sh lab sets everything up)."
+    lines = [f"[{_('ok') if ok else _('PROBLEM')}] {name}: {detail}" for name, ok, detail in results]
+    verdict = _("Everything is ready.") if all(ok for _name, ok, _detail in results) else \
+        _("Something is not ready: fix the PROBLEM lines above (./run.sh lab sets everything up).")
     return "\n".join(lines + ["", verdict])
 
 
 def main() -> int:
     results = check_environment()
     print(report(results))
-    return 0 if all(ok for _, ok, _ in results) else 1
+    return 0 if all(ok for _name, ok, _detail in results) else 1
 
 
 if __name__ == "__main__":
