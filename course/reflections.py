@@ -47,19 +47,30 @@ def questions(nb) -> dict[str, str]:
     return {}
 
 
-def answer_text(cell) -> str:
-    """The student's text, or "" while the cell is empty or still the placeholder."""
+def _text(cell) -> str:
     text = cell.get("source", "")
-    text = "".join(text) if isinstance(text, list) else text
-    text = text.strip()
-    return "" if not text or PLACEHOLDER.match(text) else text
+    return ("".join(text) if isinstance(text, list) else text).strip()
 
 
-def collect(released, student) -> tuple[list[dict], list[str]]:
+def answer_text(cell, placeholders: frozenset[str] = frozenset()) -> str:
+    """The student's text, or "" while the cell is empty or still a placeholder (the English
+    one, or the released cell's text in `placeholders`: the Chinese edition's)."""
+    text = _text(cell)
+    return "" if not text or PLACEHOLDER.match(text) or text in placeholders else text
+
+
+def collect(released, student, editions=()) -> tuple[list[dict], list[str]]:
     """One row per question of the released lesson ({"key", "question", "status", "answer"}),
     in order, and notes (an answer cell missing from the student's copy, or a lesson that asks
-    nothing). Answer cells the released lesson does not have are kept too, after the others."""
+    nothing). Answer cells the released lesson does not have are kept too, after the others.
+    `editions` are the lesson's other released editions (the Chinese one): a cell still holding
+    one of their placeholders is not answered either."""
     asked = questions(released) if released is not None else {}
+    placeholders = {}
+    for edition in [released, *editions]:
+        for cell in (edition.cells if edition is not None else []):
+            if is_answer_cell(cell) and answer_key(cell):
+                placeholders.setdefault(answer_key(cell), set()).add(_text(cell))
     released_keys = [answer_key(c) for c in (released.cells if released is not None else [])
                      if is_answer_cell(c) and answer_key(c)]
     keys = list(dict.fromkeys(released_keys + [k for k in asked if k not in released_keys]))
@@ -73,7 +84,7 @@ def collect(released, student) -> tuple[list[dict], list[str]]:
         cell = theirs.get(key)
         if cell is None:
             notes.append(f"the answer cell for {key} is missing from this copy: not answered")
-        text = answer_text(cell) if cell is not None else ""
+        text = answer_text(cell, frozenset(placeholders.get(key, ()))) if cell is not None else ""
         rows.append({"key": key, "question": asked.get(key, ""),
                      "status": ANSWERED if text else NOT_ANSWERED, "answer": text})
     if not keys:

@@ -13,7 +13,7 @@ from course import reflections
 from course.grade.submissions import OUTPUT_FILES, Submission
 from course.labs import Lab, whole
 
-CSV_FIELDS = ["student", "notebook", "lab", "check", "status", "points", "earned", "detail"]
+CSV_FIELDS = ["student", "notebook", "lab", "check", "status", "points", "earned", "detail", "edition"]
 
 FORMAT = "course-gradebook/1"
 
@@ -21,8 +21,8 @@ FORMAT = "course-gradebook/1"
 def reflection_rows(sub: Submission) -> list[dict]:
     """gradebook.csv's rows for a lesson's answers: no points, the answer as the detail."""
     return [{"student": sub.student, "notebook": sub.notebook, "lab": sub.lesson, "check": r["key"],
-             "status": r["status"], "points": "", "earned": "", "detail": r["answer"]}
-            for r in sub.reflections]
+             "status": r["status"], "points": "", "earned": "", "detail": r["answer"],
+             "edition": sub.edition} for r in sub.reflections]
 
 
 def lab_info(labs: dict[str, Lab], subs: list[Submission]) -> dict[str, dict]:
@@ -48,8 +48,8 @@ def write_gradebook(subs: list[Submission], labs: dict[str, dict], out: Path,
             if sub.problem:
                 writer.writerow({"student": sub.student, "notebook": sub.notebook, "lab": sub.lab,
                                  "check": "", "status": "not graded", "points": "", "earned": 0,
-                                 "detail": sub.problem})
-            writer.writerows(sub.rows)
+                                 "detail": sub.problem, "edition": sub.edition})
+            writer.writerows({**r, "edition": sub.edition} for r in sub.rows)
             writer.writerows(reflection_rows(sub))
     paths[1].write_text(markdown(subs, labs), encoding="utf-8")
     data = {"format": FORMAT, "shard": shard, "labs": labs, "submissions": [asdict(s) for s in subs]}
@@ -70,10 +70,12 @@ def markdown(subs: list[Submission], labs: dict[str, dict]) -> str:
     graded_count = sum(1 for s in subs if s.lab and not s.problem)
     broken = sum(1 for s in subs if s.problem)
     lessons = [s for s in subs if s.lesson and not s.problem]
+    chinese = sum(1 for s in subs if s.lab and not s.problem and s.edition not in ("", "en"))
+    editions = f" ({chinese} of them the Chinese edition, zh-CN)" if chinese else ""
     read = (f" {len(lessons)} lesson notebooks hold reflections, not graded: see Reflections at the "
             f"end." if lessons else "")
     lines = ["# Gradebook", "",
-             f"{len(students)} students, {graded_count} lab notebooks graded, {broken} not graded. "
+             f"{len(students)} students, {graded_count} lab notebooks graded{editions}, {broken} not graded. "
              f"The total counts every lab in this gradebook ({possible} points); a lab a student "
              f"did not hand in counts 0.{read}", "",
              "| student | " + " | ".join(lab_ids) + " | total |",
@@ -95,7 +97,7 @@ def markdown(subs: list[Submission], labs: dict[str, dict]) -> str:
     for name in students:
         items = []
         for s in mine[name]:
-            where = f"`{s.notebook}`"
+            where = f"`{s.notebook}`" + (f", the {s.edition} edition" if s.edition not in ("", "en") else "")
             if s.problem:
                 items.append(f"- {where}: not graded: {s.problem}")
                 continue

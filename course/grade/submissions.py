@@ -26,6 +26,7 @@ class Submission:
     notes: list[str] = field(default_factory=list)
     lesson: str = ""            # a lesson's id ("01_agent_loop") when this is a copy of a lesson
     reflections: list[dict] = field(default_factory=list)  # its answers (course.reflections.collect)
+    edition: str = ""           # the language of the edition handed in: "en" or "zh-CN"
 
     @property
     def earned(self):
@@ -79,6 +80,7 @@ def match_all(subs: list[Submission], root: Path, labs: dict[str, Lab], only: st
             continue
         try:
             nb = read_notebook(root / sub.notebook)
+            sub.edition = edition_of(nb)
             name = Path(sub.notebook).name
             if lessons and name in lessons and not nb.metadata.get("course", {}).get("lab"):
                 collect_reflections(sub, nb, lessons[name])
@@ -132,15 +134,24 @@ def pick_one(lab: Lab, group: list, root: Path) -> tuple[Submission, object, str
     return best, nb, why
 
 
+def edition_of(nb) -> str:
+    """Which edition a notebook is a copy of: the Chinese edition says so in its metadata."""
+    language = nb.metadata.get("course", {}).get("language")
+    return language if isinstance(language, str) and language else "en"
+
+
 def collect_reflections(sub: Submission, nb, released_path: Path) -> None:
-    """A lesson's answers, kept for the instructor (the released lesson names the questions)."""
+    """A lesson's answers, kept for the instructor (the released lesson names the questions;
+    a cell still holding the placeholder of either edition is not answered)."""
     sub.lesson = released_path.stem
     try:
         released = read_notebook(released_path)
     except LabError as exc:
         released = None
         sub.notes.append(f"the released lesson could not be read ({exc}): its questions are not shown")
-    rows, notes = reflections.collect(released, nb)
+    chinese = released_path.parent.parent / "zh-CN" / released_path.parent.name / released_path.name
+    other = [read_notebook(chinese)] if chinese.is_file() else []
+    rows, notes = reflections.collect(released, nb, other)
     sub.reflections, sub.notes = rows, sub.notes + notes
 
 

@@ -484,3 +484,56 @@ def test_the_pytest_plugin_grades_through_the_one_path(tiny, tmp_path):
     assert "NotImplementedError: write shout" in done.stdout
     assert "note: exercise 'shout' imports the reference solutions: the stub was graded" in done.stdout
 
+
+
+# ------------------------------------------------------------------------ the Chinese edition
+CHINESE_PLACEHOLDER = "*在这里写下你对第 {n} 题的回答。*"
+
+
+def chinese(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A notebook as the Chinese edition ships it: prose translated, metadata saying zh-CN."""
+    nb.metadata.setdefault("course", {})["language"] = "zh-CN"
+    for cell in nb.cells:
+        if "answer" in cell.metadata.get("tags", []):
+            cell.source = CHINESE_PLACEHOLDER.format(n=cell.metadata["course"]["key"][-1])
+        elif cell.cell_type == "markdown":
+            cell.source = "（中文说明）" + cell.source
+    return nb
+
+
+@pytest.fixture(scope="module")
+def chinese_class(tiny, tmp_path_factory):
+    """Chen hands in the Chinese edition of the tiny lab (solved) and of the tiny lesson (one
+    answer written, one still the Chinese placeholder); Ada the English lab, solved."""
+    base = tmp_path_factory.mktemp("editions")
+    (base / "lessons").mkdir()
+    (base / "zh-CN" / "lessons").mkdir(parents=True)
+    nbformat.write(tiny_lesson(), base / "lessons" / "00_tiny.ipynb")
+    nbformat.write(chinese(tiny_lesson()), base / "zh-CN" / "lessons" / "00_tiny.ipynb")
+    subs = base / "submissions"
+    (subs / "chen").mkdir(parents=True)
+    solved = SOLVED
+    nbformat.write(chinese(tiny.submission(solved)), subs / "chen" / f"{TINY_LAB}.ipynb")
+    lesson = chinese(tiny_lesson())
+    lesson.cells[4].source = "为了计数。"
+    nbformat.write(lesson, subs / "chen" / "00_tiny.ipynb")
+    nbformat.write(tiny.submission(solved), subs / "ada.ipynb")
+    grade_here(subs, "--labs", tiny.labs_dir, "--lessons", base / "lessons", "--timeout", "30",
+               "--jobs", "1", "--output", base / "out")
+    return read_gradebook(base / "out")
+
+
+def test_a_chinese_submission_is_graded_like_an_english_one_and_says_its_edition(chinese_class):
+    rows, summary = chinese_class
+    lab = {(r["student"], r["check"]): (r["status"], r["edition"]) for r in rows if r["lab"] == TINY_LAB}
+    checks = {check for _, check in lab}
+    assert checks and all(lab[("chen", c)] == ("pass", "zh-CN") for c in checks), lab
+    assert all(lab[("ada", c)] == ("pass", "en") for c in checks), lab
+    assert "2 lab notebooks graded (1 of them the Chinese edition, zh-CN)" in summary
+
+
+def test_the_chinese_placeholder_is_not_an_answer(chinese_class):
+    rows, _ = chinese_class
+    chen = [(r["check"], r["status"], r["detail"], r["edition"]) for r in rows
+            if r["student"] == "chen" and r["lab"] == "00_tiny"]
+    assert chen == [("think-1", "reflection", "为了计数。", "zh-CN"), ("think-2", "not answered", "", "zh-CN")]
