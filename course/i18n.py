@@ -80,6 +80,12 @@ def ngettext(singular: str, plural: str, n: int) -> str:
     return translations(language()).ngettext(singular, plural, n)
 
 
+def N_(message: str) -> str:
+    """Marks a message for the catalogue where it is defined (a module's table of labels) and
+    returns it unchanged: it is translated by `_` where it is shown, at call time."""
+    return message
+
+
 # ------------------------------------------------------------------ the catalogue's tooling
 _SHELL_MESSAGE = re.compile(r"""\bsay\s+(?:-e\s+)?"((?:[^"\\]|\\.)*)\"""")
 

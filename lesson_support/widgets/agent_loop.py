@@ -14,6 +14,8 @@ from __future__ import annotations
 import html
 from types import SimpleNamespace
 
+from course.i18n import _, ngettext
+
 ROLE_COLOURS = {"system": "#6b7280", "developer": "#6b7280", "user": "#2563eb",
                 "assistant": "#059669", "tool": "#b45309"}
 REPEAT_COLOUR = "#dc2626"
@@ -65,11 +67,12 @@ def run_outcome(steps: list[dict]) -> str:
     """How the run ended. `run_agent` stops on a reply without tool calls, so a last reply that
     still asks for tools means the iteration limit stopped it."""
     if not steps:
-        return "no API calls"
-    calls = f"{len(steps)} API call{'s' if len(steps) != 1 else ''}"
+        return _("no API calls")
+    calls = ngettext("{count} API call", "{count} API calls", len(steps)).format(count=len(steps))
     if steps[-1]["reply"].get("tool_calls"):
-        return f"stopped by the iteration limit after {calls}, still asking for tools"
-    return f"answered after {calls}"
+        return _("stopped by the iteration limit after {calls}, still asking for tools").format(
+            calls=calls)
+    return _("answered after {calls}").format(calls=calls)
 
 
 def message_html(message: dict, repeats: frozenset[str] = frozenset()) -> str:
@@ -80,32 +83,35 @@ def message_html(message: dict, repeats: frozenset[str] = frozenset()) -> str:
         parts.append(html.escape(str(message["content"])))
     for call in message.get("tool_calls") or ():
         fn = call.get("function", {})
-        repeat = (f' <b style="color:{REPEAT_COLOUR}">repeats an earlier call</b>'
+        repeat = (f' <b style="color:{REPEAT_COLOUR}">' + _("repeats an earlier call") + "</b>"
                   if call.get("id") in repeats else "")
-        parts.append(f"call <code>{html.escape(fn.get('name', ''))}"
-                     f"({html.escape(fn.get('arguments', ''))})</code> "
-                     f"<small>id={html.escape(call.get('id', ''))}</small>{repeat}")
+        code = f"<code>{html.escape(fn.get('name', ''))}({html.escape(fn.get('arguments', ''))})</code>"
+        parts.append(_("call {call}").format(call=code)
+                     + f" <small>id={html.escape(call.get('id', ''))}</small>{repeat}")
     if role == "tool":
-        parts.insert(0, f"<small>answers {html.escape(message.get('tool_call_id', ''))}</small>")
-    body = "<br>".join(parts) or "<i>(empty)</i>"
+        answered = html.escape(message.get('tool_call_id', ''))
+        parts.insert(0, "<small>" + _("answers {call_id}").format(call_id=answered) + "</small>")
+    body = "<br>".join(parts) or "<i>" + _("(empty)") + "</i>"
     return (f'<div style="border-left:4px solid {colour};padding:2px 8px;margin:4px 0;'
             f'white-space:pre-wrap;font-size:12px"><b style="color:{colour}">{role}</b><br>{body}</div>')
 
 
 def step_summary(steps: list[dict], index: int) -> str:
     step = steps[index]
-    text = (f"API call {index + 1} of {len(steps)}: sent {len(step['request'])} messages, "
-            f"{step['prompt_tokens']} prompt tokens; got back ")
     calls = step["reply"].get("tool_calls") or []
     if not calls:
-        return text + "the final answer"
-    text += f"{len(calls)} tool call(s)"
-    repeats = len(repeated_calls(step))
-    if repeats:
-        text += f", {repeats} of them repeating an earlier call"
-    if index == len(steps) - 1:
-        text += "; the limit stops the run here"
-    return text
+        reply = _("the final answer")
+    else:
+        reply = _("{calls} tool call(s)").format(calls=len(calls))
+        repeats = len(repeated_calls(step))
+        if repeats:
+            reply += _(", {repeats} of them repeating an earlier call").format(repeats=repeats)
+        if index == len(steps) - 1:
+            reply += _("; the limit stops the run here")
+    return _("API call {number} of {total}: sent {messages} messages, {tokens} prompt tokens; "
+             "got back {reply}").format(number=index + 1, total=len(steps),
+                                        messages=len(step["request"]),
+                                        tokens=step["prompt_tokens"], reply=reply)
 
 
 def step_html(steps: list[dict], index: int) -> str:
@@ -113,8 +119,8 @@ def step_html(steps: list[dict], index: int) -> str:
     left = "".join(message_html(m) for m in step["request"])
     right = message_html(step["reply"], frozenset(repeated_calls(step)))
     return ('<div style="display:flex;gap:12px">'
-            f'<div style="flex:3"><h4>Request: messages sent</h4>{left}</div>'
-            f'<div style="flex:2"><h4>Response</h4>{right}</div></div>')
+            '<div style="flex:3"><h4>' + _("Request: messages sent") + f'</h4>{left}</div>'
+            '<div style="flex:2"><h4>' + _("Response") + f'</h4>{right}</div></div>')
 
 
 def move(index: int, delta: int, count: int) -> int:
@@ -146,8 +152,8 @@ def agent_stepper(runs):
     outcome = w.HTML()
     label = w.HTML()
     view = w.HTML()
-    prev_button = w.Button(description="◀ Previous")
-    next_button = w.Button(description="Next ▶")
+    prev_button = w.Button(description=_("◀ Previous"))
+    next_button = w.Button(description=_("Next ▶"))
 
     def show():
         steps, i = runs[state["run"]], state["i"]

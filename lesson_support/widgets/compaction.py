@@ -17,12 +17,13 @@ from solutions.compaction import (Pairing, check_pairing, compact, drop_oldest_m
                                   is_summary, load_transcript, replay, sawtooth_points)
 from solutions.tokens import count_request_tokens
 from course import paths
+from course.i18n import N_, _
 
 DATA_DIR = paths.DATA_DIR / "compaction"
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f",
            "#ff9da7", "#86bcb6", "#d4a6c8")
 PROBLEM_COLOUR = "#d62728"
-METHODS = {"turns": "turn-aware compaction", "naive": "naive window (last N messages)"}
+METHODS = {"turns": N_("turn-aware compaction"), "naive": N_("naive window (last N messages)")}
 
 
 def sample_run() -> tuple[list[dict], list[dict]]:
@@ -134,7 +135,7 @@ def messages_html(messages: list[dict], verdict: Pairing | None = None) -> str:
 
 def verdict_html(verdict: Pairing) -> str:
     colour = "#2ca02c" if verdict.ok else PROBLEM_COLOUR
-    word = "pairing intact" if verdict.ok else "a provider would reject this (HTTP 400)"
+    word = _("pairing intact") if verdict.ok else _("a provider would reject this (HTTP 400)")
     return (f'<span style="color:{colour};font-weight:bold">{html.escape(word)}</span>'
             + ("" if verdict.ok else f": {html.escape(str(verdict))}"))
 
@@ -165,10 +166,14 @@ def sawtooth_svg(sizes: list[int], threshold_tokens: int, compacted_at: list[int
 
 def exploration_html(result: Exploration, threshold_tokens: int) -> tuple[str, str, str]:
     """(summary line + chart, before list, after list) for the three panes of the widget."""
-    head = (f"<div>before: {len(result.before)} messages, {result.tokens_before:,} tokens, "
-            f"{verdict_html(result.verdict_before)}<br>"
-            f"after: {len(result.after)} messages, {result.tokens_after:,} tokens, "
-            f"{len(result.compacted_at)} compaction(s), {verdict_html(result.verdict_after)}</div>"
+    before = _("before: {messages} messages, {tokens} tokens, {verdict}").format(
+        messages=len(result.before), tokens=f"{result.tokens_before:,}",
+        verdict=verdict_html(result.verdict_before))
+    after = _("after: {messages} messages, {tokens} tokens, {compactions} compaction(s), "
+              "{verdict}").format(messages=len(result.after), tokens=f"{result.tokens_after:,}",
+                                  compactions=len(result.compacted_at),
+                                  verdict=verdict_html(result.verdict_after))
+    head = (f"<div>{before}<br>{after}</div>"
             + sawtooth_svg(result.sizes, threshold_tokens, result.compacted_at, result.peaks))
     return (head, messages_html(result.before, result.verdict_before),
             messages_html(result.after, result.verdict_after))
@@ -181,10 +186,10 @@ def compaction_explorer(run: list[dict] | None = None, tools: list[dict] | None 
     if run is None:
         run, tools = sample_run()
     total = count_request_tokens(run, tools)
-    keep = w.IntSlider(value=4, min=0, max=20, description="keep recent")
+    keep = w.IntSlider(value=4, min=0, max=20, description=_("keep recent"))
     threshold = w.IntSlider(value=min(5000, total), min=500, max=max(total, 1000), step=250,
-                            description="threshold")
-    method = w.ToggleButtons(options=[(label, key) for key, label in METHODS.items()],
+                            description=_("threshold"))
+    method = w.ToggleButtons(options=[(_(label), key) for key, label in METHODS.items()],
                              value="turns")
     header, before, after = w.HTML(), w.HTML(), w.HTML()
 
@@ -195,6 +200,6 @@ def compaction_explorer(run: list[dict] | None = None, tools: list[dict] | None 
     for control in (keep, threshold, method):
         control.observe(update, names="value")
     update()
-    panes = w.HBox([w.VBox([w.HTML("<b>full transcript</b>"), before]),
-                    w.VBox([w.HTML("<b>context after the run</b>"), after])])
+    panes = w.HBox([w.VBox([w.HTML("<b>" + _("full transcript") + "</b>"), before]),
+                    w.VBox([w.HTML("<b>" + _("context after the run") + "</b>"), after])])
     return w.VBox([w.HBox([keep, threshold]), method, header, panes])

@@ -10,26 +10,28 @@ from __future__ import annotations
 import dataclasses
 import html
 
+from course.i18n import N_, _
+
 from solutions.costs import (ANTHROPIC_RULES, COST_STRATEGIES, DEEPSEEK_RULES, EXACT, OPENAI_RULES,
                              SEED_RUN, Breakpoints, Caching, CostStrategy, Prices, Run, billed_prices,
                              break_even_step, cumulative_cost_by_step, default_threshold,
                              full_history_prompt, provider_presets, simulate, strategy_table)
 
-RULES = {"every shared token (as the study guide)": EXACT,
-         "1,024 minimum, 128-token blocks (OpenAI)": OPENAI_RULES,
-         "64-token units (DeepSeek)": DEEPSEEK_RULES,
-         "Anthropic: prefix + end marked, 5-min TTL": ANTHROPIC_RULES,
-         "Anthropic: prefix + end marked, 1-hour TTL": dataclasses.replace(ANTHROPIC_RULES,
-                                                                           ttl="1h")}
+RULES = {N_("every shared token (as the study guide)"): EXACT,
+         N_("1,024 minimum, 128-token blocks (OpenAI)"): OPENAI_RULES,
+         N_("64-token units (DeepSeek)"): DEEPSEEK_RULES,
+         N_("Anthropic: prefix + end marked, 5-min TTL"): ANTHROPIC_RULES,
+         N_("Anthropic: prefix + end marked, 1-hour TTL"): dataclasses.replace(ANTHROPIC_RULES,
+                                                                               ttl="1h")}
 BASELINE = CostStrategy.FULL_CACHED
 CANDIDATE = CostStrategy.COMPACT_AT_THRESHOLD
 # the run-shape sliders, in the order shown: (field, low, high, step, label)
-RUN_SLIDERS = (("prefix_tokens", 0, 20_000, 100, "fixed prefix"),
-               ("step_tokens", 100, 10_000, 100, "tokens per step"),
-               ("steps", 2, 300, 1, "steps"),
-               ("keep_recent", 0, 40, 1, "keep recent steps"),
-               ("summary_tokens", 0, 5_000, 50, "summary tokens"),
-               ("output_tokens", 0, 4_000, 50, "output per step"))
+RUN_SLIDERS = (("prefix_tokens", 0, 20_000, 100, N_("fixed prefix")),
+               ("step_tokens", 100, 10_000, 100, N_("tokens per step")),
+               ("steps", 2, 300, 1, N_("steps")),
+               ("keep_recent", 0, 40, 1, N_("keep recent steps")),
+               ("summary_tokens", 0, 5_000, 50, N_("summary tokens")),
+               ("output_tokens", 0, 4_000, 50, N_("output per step")))
 LABEL_STYLE = {"description_width": "10em"}  # wide enough for the longest slider label
 
 
@@ -80,13 +82,13 @@ CELL = "padding:2px 12px"  # room between the columns, headers included
 def _caching_note(rules: Caching) -> str:
     if not isinstance(rules, Breakpoints):
         return ""
-    return (f"; cache_control at {' and '.join(rules.at)}, {rules.ttl} TTL, a step every "
-            f"{rules.seconds_between_steps:,g} s")
+    return _("; cache_control at {places}, {ttl} TTL, a step every {seconds} s").format(
+        places=_(" and ").join(rules.at), ttl=rules.ttl, seconds=f"{rules.seconds_between_steps:,g}")
 
 
 def table_html(view: dict) -> str:
     prices = view["prices"]
-    names = ("strategy", "input tokens", "hit rate", "last request", "calls", "USD")
+    names = (_("strategy"), _("input tokens"), _("hit rate"), _("last request"), _("calls"), "USD")
     head = "<tr>" + "".join(
         f"<th style='{CELL};text-align:{'left' if i == 0 else 'right'}'>{name}</th>"
         for i, name in enumerate(names)) + "</tr>"
@@ -96,16 +98,21 @@ def table_html(view: dict) -> str:
             f"{r['input_tokens']:,}", f"{r['hit_rate']:.1%}", f"{r['last_prompt']:,}",
             f"{r['calls']}", f"{r['usd']:.4f}")) + "</tr>" for r in view["rows"])
     steps = len(view["curves"][BASELINE])
+    threshold = f"{view['threshold']:,}"
     if view["break_even"] is None:
-        verdict = (f"Compacting at {view['threshold']:,} tokens does not pay within {steps} steps "
-                   f"against the full, cached history.")
+        verdict = _("Compacting at {threshold} tokens does not pay within {steps} steps against "
+                    "the full, cached history.").format(threshold=threshold, steps=steps)
     else:
-        verdict = (f"Compacting at {view['threshold']:,} tokens is cheaper than the full, cached "
-                   f"history from step {view['break_even']} on.")
-    premium = (f"; cache writes {prices.cache_write:g}" if prices.has_write_premium else "")
+        verdict = _("Compacting at {threshold} tokens is cheaper than the full, cached history "
+                    "from step {step} on.").format(threshold=threshold, step=view["break_even"])
+    premium = (_("; cache writes {price}").format(price=f"{prices.cache_write:g}")
+               if prices.has_write_premium else "")
     note = _caching_note(view.get("rules"))
-    return (f"<div><b>{html.escape(prices.name or 'custom prices')}</b>: USD per million tokens "
-            f"input {prices.input:g}, cached {prices.cached_input:g}, output {prices.output:g}"
+    name = f"<b>{html.escape(prices.name or _('custom prices'))}</b>"
+    per_million = _("{name}: USD per million tokens input {input}, cached {cached}, output "
+                    "{output}").format(name=name, input=f"{prices.input:g}",
+                                       cached=f"{prices.cached_input:g}", output=f"{prices.output:g}")
+    return (f"<div>{per_million}"
             f"{premium}{html.escape(note)}</div>"
             f"<table style='text-align:right;border-collapse:collapse'>{head}{body}</table>"
             f"<div>{html.escape(verdict)}</div>")
@@ -122,16 +129,16 @@ def cost_figure(view: dict, title: str = ""):
     step = view["break_even"]
     if step is not None:
         ax.axvline(step, color="grey", linestyle="--")
-        ax.annotate(f"compaction pays from step {step}", (step, view["curves"][CANDIDATE][step - 1]),
+        ax.annotate(_("compaction pays from step {step}").format(step=step), (step, view["curves"][CANDIDATE][step - 1]),
                     textcoords="offset points", xytext=(6, 12), fontsize=9)
-    ax.set_xlabel("step")
+    ax.set_xlabel(_("step"))
     # The strategies differ by orders of magnitude: a log scale keeps the cheap ones readable.
     if all(curve[0] > 0 for curve in view["curves"].values()):
         ax.set_yscale("log")
-        ax.set_ylabel("cumulative cost (USD, log scale)")
+        ax.set_ylabel(_("cumulative cost (USD, log scale)"))
     else:
-        ax.set_ylabel("cumulative cost (USD)")
-    ax.set_title(title or "Cumulative cost of the run")
+        ax.set_ylabel(_("cumulative cost (USD)"))
+    ax.set_title(title or _("Cumulative cost of the run"))
     ax.legend(fontsize=8)
     return fig
 
@@ -144,7 +151,7 @@ def cost_calculator(run: Run = SEED_RUN):
     presets = provider_presets()
 
     def slider(value, low, high, step, label):
-        return widgets.IntSlider(value=value, min=low, max=high, step=step, description=label,
+        return widgets.IntSlider(value=value, min=low, max=high, step=step, description=_(label),
                                  continuous_update=False, readout_format=",", style=LABEL_STYLE,
                                  layout=widgets.Layout(width="32em"))
 
@@ -152,13 +159,14 @@ def cost_calculator(run: Run = SEED_RUN):
                 for name, low, high, step, label in RUN_SLIDERS}
     low, high = threshold_range(run)
     controls["threshold"] = slider(follow_threshold(run, 0, following=True), low, high, 100,
-                                   "compact above")
-    pace = slider(30, 0, 7_200, 30, "seconds per step")  # what a TTL is measured against
-    provider = widgets.Dropdown(options=list(presets), description="prices", style=LABEL_STYLE,
+                                   N_("compact above"))
+    pace = slider(30, 0, 7_200, 30, N_("seconds per step"))  # what a TTL is measured against
+    provider = widgets.Dropdown(options=list(presets), description=_("prices"), style=LABEL_STYLE,
                                 layout=widgets.Layout(width="40em"))
-    rules = widgets.Dropdown(options=list(RULES), description="cache", style=LABEL_STYLE,
-                             layout=widgets.Layout(width="40em"))
-    summaries = widgets.Checkbox(value=True, description="count the summarising calls",
+    # shown in the course's language, valued by the English name RULES is keyed by
+    rules = widgets.Dropdown(options=[(_(name), name) for name in RULES], description=_("cache"),
+                             style=LABEL_STYLE, layout=widgets.Layout(width="40em"))
+    summaries = widgets.Checkbox(value=True, description=_("count the summarising calls"),
                                  indent=False, style={"description_width": "initial"},
                                  layout=widgets.Layout(width="auto"))
     table, chart = widgets.HTML(), widgets.Output()
@@ -201,7 +209,8 @@ def cost_calculator(run: Run = SEED_RUN):
         table.value = table_html(view)
         with chart:
             chart.clear_output(wait=True)
-            display(cost_figure(view, f"{provider.value}, {new.steps} steps"))
+            display(cost_figure(view, _("{prices}, {steps} steps").format(prices=provider.value,
+                                                                           steps=new.steps)))
 
     for control in [*controls.values(), pace, provider, rules, summaries]:
         control.observe(update, names="value")

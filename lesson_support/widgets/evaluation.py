@@ -9,6 +9,7 @@ configuration once and keeps it.
 from __future__ import annotations
 
 from course.givens.task_world import BASELINE, FACTORS
+from course.i18n import _
 from lesson_support.evaluation import Evaluator, first_failure
 from solutions.evaluation import success_interval
 
@@ -35,9 +36,11 @@ def report(explorer: Explorer, config: dict, trials: int, seed: int) -> dict:
     results = evaluator({**BASELINE, **config})
     stats = success_interval(results)
     pass_k = ", ".join(f"pass^{k} {v:.0%}" for k, v in stats["pass_k"].items())
-    summary = (f"success {stats['successes']}/{stats['n']} = {stats['rate']:.0%} "
-               f"(95% Wilson {stats['low']:.0%}–{stats['high']:.0%}); {pass_k}; "
-               f"{len(explorer.tasks)} tasks × {trials} seeds from {seed}")
+    summary = _("success {successes}/{n} = {rate} (95% Wilson {low}–{high}); {pass_k}; "
+                "{tasks} tasks × {trials} seeds from {seed}").format(
+        successes=stats["successes"], n=stats["n"], rate=f"{stats['rate']:.0%}",
+        low=f"{stats['low']:.0%}", high=f"{stats['high']:.0%}", pass_k=pass_k,
+        tasks=len(explorer.tasks), trials=trials, seed=seed)
     return {"summary": summary, "failure": first_failure(evaluator, {**BASELINE, **config})}
 
 
@@ -47,8 +50,8 @@ def evaluation_explorer(client, model: str, tasks: list[dict]):
     explorer = Explorer(client, model, tasks)
     pickers = {name: w.Dropdown(options=variants, value=BASELINE[name], description=name)
                for name, variants in FACTORS.items()}
-    trials = w.IntSlider(value=3, min=1, max=6, description="trials")
-    seed = w.IntText(value=0, description="first seed")
+    trials = w.IntSlider(value=3, min=1, max=6, description=_("trials"))
+    seed = w.IntText(value=0, description=_("first seed"))
     out = w.Output()
 
     def show(*_):
@@ -59,12 +62,13 @@ def evaluation_explorer(client, model: str, tasks: list[dict]):
             print(got["summary"])
             failure = got["failure"]
             if failure is None:
-                print("every trial succeeded, with no tool-call error or violation")
+                print(_("every trial succeeded, with no tool-call error or violation"))
                 return
-            print(f"\n{failure['task']} (seed {failure['seed']}): "
-                  f"{'succeeded, with a bad call' if failure['success'] else 'failed'}")
+            outcome = _("succeeded, with a bad call") if failure["success"] else _("failed")
+            print("\n" + _("{task} (seed {seed}): {outcome}").format(
+                task=failure["task"], seed=failure["seed"], outcome=outcome))
             print(failure["transcript"])
-            print(f"\nthe trace of reply {failure['reply']}:")
+            print("\n" + _("the trace of reply {reply}:").format(reply=failure["reply"]))
             print(failure["trace"])
 
     for control in [*pickers.values(), trials, seed]:

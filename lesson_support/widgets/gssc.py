@@ -12,10 +12,13 @@ from __future__ import annotations
 import html
 
 from course.givens.gssc import sample_candidates, sample_tasks
+from course.i18n import N_, _
 from solutions.gssc import SECTIONS, BudgetError, Built, ContextConfig, Packet, build_context
 
-STATUS_COLOURS = {"pinned": "#6b7280", "selected": "#059669", "did not fit": "#d97706",
-                  "below min relevance": "#9ca3af", "redundant": "#7c3aed", "cut": "#dc2626"}
+# a candidate's status (solutions.gssc's words, translated where shown) and its colour
+STATUS_COLOURS = {N_("pinned"): "#6b7280", N_("selected"): "#059669", N_("did not fit"): "#d97706",
+                  N_("below min relevance"): "#9ca3af", N_("redundant"): "#7c3aed",
+                  N_("cut"): "#dc2626"}
 
 
 def preview(text: str, width: int = 70) -> str:
@@ -41,8 +44,8 @@ def budget_bars(built: Built, config: ContextConfig) -> dict[str, int]:
     """How the whole budget is spent: tokens per section, what is left unused, and the
     reserve kept for the answer. The values add up to `config.budget`."""
     bars = {name: built.sections[name] for name in SECTIONS}
-    bars["unused"] = config.limit - built.tokens
-    bars["reserve (answer)"] = config.reserve
+    bars[N_("unused")] = config.limit - built.tokens
+    bars[N_("reserve (answer)")] = config.reserve
     return bars
 
 
@@ -60,29 +63,40 @@ def _number(value, digits=2) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def status(row: dict) -> str:
+    """A candidate's status as shown: in the course's language."""
+    return _(row["status"])
+
+
 def table_html(rows: list[dict]) -> str:
-    head = ("<tr><th>source</th><th>section</th><th>tokens</th><th>relevance</th><th>recency</th>"
-            "<th>score</th><th>status</th><th style='text-align:left'>content</th></tr>")
+    head = ("<tr>" + "".join(f"<th>{name}</th>" for name in (
+        _("source"), _("section"), _("tokens"), _("relevance"), _("recency"), _("score"),
+        _("status"))) + "<th style='text-align:left'>" + _("content") + "</th></tr>")
     body = "".join(
         f"<tr><td>{html.escape(r['source'])}</td><td>{html.escape(r['section'])}</td>"
         f"<td>{r['tokens']:,}</td><td>{_number(r['relevance'])}</td><td>{_number(r['recency'])}</td>"
         f"<td>{_number(r['score'], 3)}</td>"
-        f"<td style='color:{STATUS_COLOURS.get(r['status'], '#111')}'><b>{html.escape(r['status'])}</b></td>"
+        f"<td style='color:{STATUS_COLOURS.get(r['status'], '#111')}'><b>{html.escape(status(r))}</b></td>"
         f"<td style='text-align:left'>{html.escape(r['preview'])}</td></tr>" for r in rows)
     return f"<table style='font-size:12px;text-align:right'>{head}{body}</table>"
 
 
 def summary_line(view: dict, config: ContextConfig) -> str:
     if view["error"]:
-        return f"<div style='color:#b00'><b>Budget error:</b> {html.escape(view['error'])}</div>"
+        return ("<div style='color:#b00'><b>" + _("Budget error:")
+                + f"</b> {html.escape(view['error'])}</div>")
     built = view["built"]
     counts = {}
     for row in view["rows"]:
         counts[row["status"]] = counts.get(row["status"], 0) + 1
-    parts = ", ".join(f"{n} {status}" for status, n in counts.items())
-    cut = " Compress cut entries (see the [cut] lines)." if built.cuts else ""
-    return (f"<div>Context: <b>{built.tokens:,}</b> of {config.limit:,} tokens "
-            f"(budget {config.budget:,} − reserve {config.reserve:,}). Candidates: {parts}.{cut}</div>")
+    parts = ", ".join(f"{n} {shown}" for shown, n in
+                      ((_(name), n) for name, n in counts.items()))
+    cut = _(" Compress cut entries (see the [cut] lines).") if built.cuts else ""
+    line = _("Context: {tokens} of {limit} tokens (budget {budget} − reserve {reserve}). "
+             "Candidates: {candidates}.").format(
+        tokens=f"<b>{built.tokens:,}</b>", limit=f"{config.limit:,}", budget=f"{config.budget:,}",
+        reserve=f"{config.reserve:,}", candidates=parts)
+    return f"<div>{line}{cut}</div>"
 
 
 def budget_figure(bars: dict[str, int], title: str = ""):
@@ -94,12 +108,12 @@ def budget_figure(bars: dict[str, int], title: str = ""):
     names = list(bars)[::-1]
     colours = ["#9ca3af" if n == "reserve (answer)" else "#e5e7eb" if n == "unused" else "#2563eb"
                for n in names]
-    ax.barh(names, [bars[n] for n in names], color=colours)
+    ax.barh([_(n) for n in names], [bars[n] for n in names], color=colours)
     for y, n in enumerate(names):
         ax.annotate(f"{bars[n]:,}", (bars[n], y), xytext=(3, 0), textcoords="offset points",
                     va="center", fontsize=8)
-    ax.set_xlabel("tokens")
-    ax.set_title(title or "Where the budget goes")
+    ax.set_xlabel(_("tokens"))
+    ax.set_title(title or _("Where the budget goes"))
     fig.tight_layout()
     return fig
 
@@ -120,26 +134,26 @@ def gssc_explorer(packets: list[Packet] | None = None, tasks: list[str] | None =
     config = config or ContextConfig(budget=1500, reserve=300)
     wide = {"style": {"description_width": "9em"}, "layout": widgets.Layout(width="30em"),
             "continuous_update": False}
-    task = widgets.Dropdown(options=tasks, description="task", style={"description_width": "9em"},
+    task = widgets.Dropdown(options=tasks, description=_("task"), style={"description_width": "9em"},
                             layout=widgets.Layout(width="48em"))
     controls = {
         "budget": widgets.IntSlider(value=config.budget, min=100, max=8000, step=50,
-                                    description="budget", **wide),
+                                    description=_("budget"), **wide),
         "reserve": widgets.IntSlider(value=config.reserve, min=0, max=2000, step=50,
-                                     description="answer reserve", **wide),
+                                     description=_("answer reserve"), **wide),
         "relevance_weight": widgets.FloatSlider(value=config.relevance_weight, min=0, max=1,
-                                                step=0.05, description="relevance weight", **wide),
+                                                step=0.05, description=_("relevance weight"), **wide),
         "recency_weight": widgets.FloatSlider(value=config.recency_weight, min=0, max=1, step=0.05,
-                                              description="recency weight", **wide),
+                                              description=_("recency weight"), **wide),
         "min_relevance": widgets.FloatSlider(value=config.min_relevance, min=0, max=1, step=0.05,
-                                             description="min relevance", **wide),
+                                             description=_("min relevance"), **wide),
         "diversity": widgets.FloatSlider(value=config.diversity, min=0, max=1, step=0.1,
-                                         description="diversity", **wide),
+                                         description=_("diversity"), **wide),
     }
     summary, table, chart, context = (widgets.HTML(), widgets.HTML(), widgets.Output(),
                                       widgets.HTML())
 
-    def update(_=None):
+    def update(change=None):
         try:
             cfg = ContextConfig(**{k: c.value for k, c in controls.items()},
                                 half_life_hours=config.half_life_hours)
@@ -155,7 +169,8 @@ def gssc_explorer(packets: list[Packet] | None = None, tasks: list[str] | None =
         with chart:
             chart.clear_output(wait=True)
             if view["bars"]:
-                display(budget_figure(view["bars"], f"{cfg.budget:,}-token budget"))
+                display(budget_figure(view["bars"], _("{budget}-token budget").format(
+                    budget=f"{cfg.budget:,}")))
 
     for control in [task, *controls.values()]:
         control.observe(update, names="value")

@@ -17,6 +17,7 @@ import html
 import json
 from dataclasses import dataclass
 
+from course.i18n import _
 from course.llm import explain
 from lesson_support.injection import (DOMAIN, LAYER_NOTES, LAYERS, TABLE, RowRun, load_rows,
                                       normalize_layers, row_named, run_row)
@@ -54,9 +55,9 @@ def custom_row(page_text: str) -> dict:
 
 def attack_options() -> list[tuple[str, str]]:
     """(label, row name) for the dropdown: your own page first, then every row of the table."""
-    options = [("type your own page text", OWN)]
+    options = [(_("type your own page text"), OWN)]
     for row in load_rows():
-        what = "attack" if row["kind"] == "attack" else "task"
+        what = _("attack") if row["kind"] == "attack" else _("task")
         options.append((f"{what}: {row['name']} ({row['entry']})", row["name"]))
     return options
 
@@ -65,7 +66,8 @@ def preset_text(name: str) -> str:
     """What the dropdown shows for a row: the request, and where its attack sits."""
     row = row_named(name)
     world = json.dumps(row.get("world", {}), ensure_ascii=False, indent=1)
-    return f"task: {row['task']}\nneeds: {', '.join(row['needs']) or 'no tools'}\nworld: {world}"
+    return _("task: {task}\nneeds: {needs}\nworld: {world}").format(
+        task=row["task"], needs=", ".join(row["needs"]) or _("no tools"), world=world)
 
 
 def console_run(choice: str, layers=(), *, page_text: str = DEFAULT_TEXT, client=None,
@@ -84,7 +86,8 @@ def console_run(choice: str, layers=(), *, page_text: str = DEFAULT_TEXT, client
 
 def _short(text, limit: int = MAX_CONTENT_CHARS) -> str:
     text = "" if text is None else str(text)
-    return text if len(text) <= limit else text[:limit] + f" ... ({len(text) - limit:,} more characters)"
+    return text if len(text) <= limit else text[:limit] + " ... " + _("({count} more characters)").format(
+        count=f"{len(text) - limit:,}")
 
 
 def messages_text(messages: list[dict]) -> str:
@@ -93,79 +96,84 @@ def messages_text(messages: list[dict]) -> str:
     for i, m in enumerate(messages):
         head = f"[{i}] {m.get('role')}"
         if m.get("role") == "tool":
-            head += f" (answers {m.get('tool_call_id')})"
+            head += " " + _("(answers {call_id})").format(call_id=m.get("tool_call_id"))
         lines = [head]
         if m.get("content"):
             lines.append(_short(m["content"]))
         for call in m.get("tool_calls") or ():
             fn = call.get("function", {})
-            lines.append(f"-> call {fn.get('name')}({fn.get('arguments')})  id {call.get('id')}")
+            lines.append(_("-> call {call}  id {call_id}").format(
+                call=f"{fn.get('name')}({fn.get('arguments')})", call_id=call.get("id")))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
 
 def trace_text(run: RowRun) -> str:
     """Why each reply was given: course.llm.explain for every completion of the run."""
-    return "\n\n".join(f"request {n}:\n{explain(c)}" for n, c in enumerate(run.completions, 1))
+    return "\n\n".join(_("request {number}:").format(number=n) + f"\n{explain(c)}"
+                       for n, c in enumerate(run.completions, 1))
 
 
 def verdict_line(report: ConsoleReport) -> str:
     v = report.verdict
     if v.outcome == "blocked":
-        return "blocked: no canary tripped"
+        return _("blocked: no canary tripped")
     if v.outcome == "completed":
-        return "completed: every goal reached"
-    return ("BREACHED: " if v.kind == "attack" else "FAILED: ") + "; ".join(v.detail)
+        return _("completed: every goal reached")
+    return (_("BREACHED: ") if v.kind == "attack" else _("FAILED: ")) + "; ".join(v.detail)
 
 
 def calls_text(run: RowRun) -> str:
     lines = []
     for name, args, reason in run.attempted:
         lines.append(f"{name}({json.dumps(args, ensure_ascii=False)}): {reason}")
-    return "\n".join(lines) or "no tool calls"
+    return "\n".join(lines) or _("no tool calls")
 
 
 def report_html(report: ConsoleReport) -> str:
     ok = report.verdict.ok
     colour = "#15803d" if ok else "#b91c1c"
-    layers = ", ".join(report.layers) or "none"
+    layers = ", ".join(report.layers) or _("none")
 
     def pre(text):
         return (f'<pre style="white-space:pre-wrap;background:#f3f4f6;padding:6px;'
                 f'max-height:360px;overflow:auto">{html.escape(text)}</pre>')
-    return (f"<div><b>{html.escape(report.row['name'])}</b> with layers: {html.escape(layers)}</div>"
+    name = f"<b>{html.escape(report.row['name'])}</b>"
+    heading = _("{name} with layers: {layers}").format(name=name, layers=html.escape(layers))
+    reply = _short(report.run.reply) or _("(no reply)")
+    return (f"<div>{heading}</div>"
             f'<div style="color:{colour};font-weight:bold;margin:4px 0">'
             f"{html.escape(verdict_line(report))}</div>"
-            f"<details open><summary>tool calls (and what the guard said)</summary>"
+            "<details open><summary>" + _("tool calls (and what the guard said)") + "</summary>"
             f"{pre(calls_text(report.run))}</details>"
-            f"<details><summary>messages</summary>{pre(messages_text(report.run.messages))}</details>"
-            f"<details><summary>why (trace)</summary>{pre(trace_text(report.run))}</details>"
-            f"<div>reply:</div>{pre(_short(report.run.reply) or '(no reply)')}")
+            "<details><summary>" + _("messages") + f"</summary>{pre(messages_text(report.run.messages))}</details>"
+            "<details><summary>" + _("why (trace)") + f"</summary>{pre(trace_text(report.run))}</details>"
+            "<div>" + _("reply:") + f"</div>{pre(reply)}")
 
 
 def injection_console(layers=()):
     """The ipywidgets console: attack picker, page text, defence toggles, Run, verdict."""
     import ipywidgets as w
 
-    picker = w.Dropdown(options=attack_options(), value=OWN, description="attack",
+    picker = w.Dropdown(options=attack_options(), value=OWN, description=_("attack"),
                         layout=w.Layout(width="70%"))
-    text = w.Textarea(value=DEFAULT_TEXT, description="page", layout=w.Layout(width="95%", height="90px"))
+    text = w.Textarea(value=DEFAULT_TEXT, description=_("page"), layout=w.Layout(width="95%", height="90px"))
     toggles = {layer: w.ToggleButton(value=layer in layers, description=layer,
                                      tooltip=LAYER_NOTES[layer]) for layer in LAYERS}
-    run = w.Button(description="Run", button_style="danger")
+    run = w.Button(description=_("Run"), button_style="danger")
     note, result = w.HTML(), w.HTML()
 
-    def pick(_=None):
+    def pick(change=None):
         text.disabled = picker.value != OWN
         note.value = "" if picker.value == OWN else f"<pre>{html.escape(preset_text(picker.value))}</pre>"
 
-    def go(_=None):
-        result.value = "<i>running...</i>"
+    def go(change=None):
+        result.value = "<i>" + _("running...") + "</i>"
         chosen = [k for k, t in toggles.items() if t.value]
         try:
             report = console_run(picker.value, chosen, page_text=text.value)
         except Exception as exc:  # show it, keep the console alive
-            result.value = f"<b>error:</b> {html.escape(f'{type(exc).__name__}: {exc}')}"
+            result.value = "<b>" + _("error:") + f"</b> {html.escape(f'{type(exc).__name__}: {exc}')}"
             return
         result.value = report_html(report)
 
