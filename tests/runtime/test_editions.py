@@ -140,6 +140,13 @@ def test_code_cells_their_outputs_tags_and_ids_are_identical_between_editions(bu
     assert chinese.metadata.course.language == "zh-CN"
 
 
+def test_the_readme_translation_fits_the_english_readme():
+    if not (REPO_ROOT / "README.zh-CN.md").exists():
+        pytest.fail("README.zh-CN.md is missing (python -m course.editions skeleton README.md)")
+    problems = editions.problems(REPO_ROOT / "README.md")
+    assert not problems, "\n".join(problems)
+
+
 # ------------------------------------------------------------------------ terms
 def _glossary():
     rows = []
@@ -173,7 +180,8 @@ def test_translations_never_use_a_variant_the_glossary_avoids():
     pattern = re.compile("|".join(map(re.escape, sorted(avoided, key=len, reverse=True))))
     found = []
     for path, entry in _translation_texts():
-        prose = re.sub(r"`[^`]*`", "", entry.text)   # code spans are code, not prose
+        # code spans are code, and 「…」 quotes a source in its own words: neither is our prose
+        prose = re.sub(r"`[^`]*`|「[^」]*」", "", entry.text)
         for match in pattern.finditer(prose):
             found.append(f"{path} {entry.cell_id}: {match.group(0)} (the glossary says "
                          f"{avoided[match.group(0)]})")
