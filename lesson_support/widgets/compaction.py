@@ -193,7 +193,7 @@ def compaction_explorer(run: list[dict] | None = None, tools: list[dict] | None 
                              value="turns")
     header, before, after = w.HTML(), w.HTML(), w.HTML()
 
-    def update(_=None):
+    def update(change=None):
         result = explore(run, tools, keep.value, threshold.value, method.value)
         header.value, before.value, after.value = exploration_html(result, threshold.value)
 

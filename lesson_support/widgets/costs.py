@@ -108,7 +108,7 @@ def table_html(view: dict) -> str:
     premium = (_("; cache writes {price}").format(price=f"{prices.cache_write:g}")
                if prices.has_write_premium else "")
     note = _caching_note(view.get("rules"))
-    name = f"<b>{html.escape(prices.name or _('custom prices'))}</b>"
+    name = "<b>" + html.escape(prices.name or _("custom prices")) + "</b>"
     per_million = _("{name}: USD per million tokens input {input}, cached {cached}, output "
                     "{output}").format(name=name, input=f"{prices.input:g}",
                                        cached=f"{prices.cached_input:g}", output=f"{prices.output:g}")

@@ -54,7 +54,7 @@ def evaluation_explorer(client, model: str, tasks: list[dict]):
     seed = w.IntText(value=0, description=_("first seed"))
     out = w.Output()
 
-    def show(*_):
+    def show(*changes):
         config = {name: picker.value for name, picker in pickers.items()}
         got = report(explorer, config, trials.value, seed.value)
         with out:

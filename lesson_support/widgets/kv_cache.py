@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 
+from course.i18n import _
 from lesson_support.kv_cache import TinyModel, changed_rows, prefill, resume, reuse_plan
 
 # A system prompt with the current time in it: the textbook's production incident in miniature.
@@ -33,8 +34,8 @@ def explorer_view(cached_tokens, new_tokens, model: TinyModel | None = None) -> 
     cached_tokens, new_tokens = tuple(cached_tokens), tuple(new_tokens)
     empty = [i for i, t in enumerate(new_tokens) if not t.strip()]
     if not new_tokens or empty:
-        where = ", ".join(str(i) for i in empty) or "any"
-        return {"error": f"position {where} has no token: type one in every box",
+        where = ", ".join(str(i) for i in empty) or _("any")
+        return {"error": _("position {where} has no token: type one in every box").format(where=where),
                 "tokens": new_tokens}
     plan = reuse_plan(cached_tokens, new_tokens)
     cache = prefill(model, cached_tokens).cache
@@ -48,16 +49,17 @@ def explorer_view(cached_tokens, new_tokens, model: TinyModel | None = None) -> 
 
 def summary_line(view: dict) -> str:
     if view["error"]:
-        return f"Cannot read this prompt: {view['error']}."
+        return _("Cannot read this prompt: {error}.").format(error=view["error"])
     plan, total = view["plan"], len(view["tokens"])
     if plan.recompute == 0:
-        return (f"Nothing changed: all {total} cached rows are reused in each of the "
-                f"{view['layers']} layers; no K/V row is computed again.")
-    edit = (f"The first difference is at position {plan.kept}"
-            if plan.kept < total else "The prompt only grew")
-    return (f"{edit}: {plan.kept} of {total} rows survive in each layer, {plan.recompute} must be "
-            f"computed again, {view['recompute_rows']} K/V rows over {view['layers']} layers "
-            f"({plan.kept / total:.0%} of the prompt reused).")
+        return _("Nothing changed: all {total} cached rows are reused in each of the {layers} "
+                 "layers; no K/V row is computed again.").format(total=total, layers=view["layers"])
+    edit = (_("The first difference is at position {position}").format(position=plan.kept)
+            if plan.kept < total else _("The prompt only grew"))
+    return _("{edit}: {kept} of {total} rows survive in each layer, {recompute} must be computed "
+             "again, {rows} K/V rows over {layers} layers ({share} of the prompt reused).").format(
+        edit=edit, kept=plan.kept, total=total, recompute=plan.recompute,
+        rows=view["recompute_rows"], layers=view["layers"], share=f"{plan.kept / total:.0%}")
 
 
 def _cell(text: str, colour: str, title: str) -> str:
@@ -78,17 +80,18 @@ def row_map_html(view: dict) -> str:
         cells = []
         for i in range(len(tokens)):
             if i < plan.kept:
-                cells.append(_cell("kept", KEPT, "reused from the cache"))
+                cells.append(_cell(_("kept"), KEPT, _("reused from the cache")))
             elif changed is None or i in changed:
-                cells.append(_cell("new", CHANGED, "recomputed: its key/value differ"))
+                cells.append(_cell(_("new"), CHANGED, _("recomputed: its key/value differ")))
             else:
-                cells.append(_cell("same", SAME, "recomputed, and came out identical: the cache "
-                                                 "cannot know that without computing it"))
-        rows.append(f"<tr><th style='text-align:left;font-size:12px'>layer {layer + 1}</th>"
+                cells.append(_cell(_("same"), SAME, _("recomputed, and came out identical: the "
+                                                      "cache cannot know that without computing it")))
+        name = _("layer {number}").format(number=layer + 1)
+        rows.append(f"<tr><th style='text-align:left;font-size:12px'>{name}</th>"
                     f"{''.join(cells)}</tr>")
-    legend = (f"<div style='font-size:12px'>{_swatch(KEPT)} kept from the cache "
-              f"{_swatch(CHANGED)} recomputed, different {_swatch(SAME)} recomputed, "
-              f"came out the same</div>")
+    legend = ("<div style='font-size:12px'>" + _(
+        "{kept} kept from the cache {new} recomputed, different {same} recomputed, came out the "
+        "same").format(kept=_swatch(KEPT), new=_swatch(CHANGED), same=_swatch(SAME)) + "</div>")
     return f"<table style='border-collapse:collapse'><tr><th></th>{head}</tr>{''.join(rows)}</table>{legend}"
 
 
@@ -101,8 +104,9 @@ def weights_html(view: dict) -> str:
     if view["error"]:
         return ""
     tokens = view["tokens"]
-    parts = [f"<div style='font-size:12px'><b>Attention of the last token "
-             f"({html.escape(tokens[-1])}) over every position</b></div>"]
+    title = _("Attention of the last token ({token}) over every position").format(
+        token=html.escape(tokens[-1]))
+    parts = [f"<div style='font-size:12px'><b>{title}</b></div>"]
     for layer, weights in enumerate(view["weights"]):
         bars = "".join(
             f"<div style='display:flex;align-items:center;font-size:11px;font-family:monospace'>"
@@ -110,8 +114,9 @@ def weights_html(view: dict) -> str:
             f"<span style='background:#90caf9;height:10px;width:{w * 300:.0f}px'></span>"
             f"<span style='margin-left:4px'>{w:.3f}</span></div>"
             for i, (t, w) in enumerate(zip(tokens, weights)))
+        name = _("layer {number}").format(number=layer + 1)
         parts.append(f"<div style='display:inline-block;vertical-align:top;margin-right:24px'>"
-                     f"<div style='font-size:12px'>layer {layer + 1}</div>{bars}</div>")
+                     f"<div style='font-size:12px'>{name}</div>{bars}</div>")
     return "".join(parts)
 
 
@@ -123,25 +128,25 @@ def kv_cache_explorer(tokens=DEFAULT_TOKENS, model: TinyModel | None = None):
     state = {"cached": tuple(tokens)}
     boxes = [w.Text(value=t, layout=w.Layout(width="7.5em"), continuous_update=False)
              for t in tokens]
-    cache_button = w.Button(description="Cache this prompt")
-    reset_button = w.Button(description="Reset")
+    cache_button = w.Button(description=_("Cache this prompt"))
+    reset_button = w.Button(description=_("Reset"))
     cached_label, summary, grid, bars = w.HTML(), w.HTML(), w.HTML(), w.HTML()
 
-    def render(*_):
+    def render(*changes):
         view = explorer_view(state["cached"], [b.value for b in boxes], model)
-        cached_label.value = ("<span style='font-size:12px'>cached prompt: <code>"
+        cached_label.value = ("<span style='font-size:12px'>" + _("cached prompt:") + " <code>"
                               + html.escape(" ".join(state["cached"])) + "</code></span>")
         summary.value = f"<b>{html.escape(summary_line(view))}</b>"
         grid.value = row_map_html(view)
         bars.value = weights_html(view)
 
-    def cache_current(_):
+    def cache_current(button):
         current = tuple(b.value for b in boxes)
         if explorer_view(current, current, model)["error"] is None:  # never cache an empty box
             state["cached"] = current
         render()
 
-    def reset(_):
+    def reset(button):
         state["cached"] = tuple(tokens)
         for box, token in zip(boxes, tokens):
             box.value = token

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from solutions.notes import NOTE_TYPES, Note, NoteError, NoteTool
+from course.i18n import _
 from course.paths import DATA_DIR
 
 ALL = "(all)"
@@ -46,20 +47,23 @@ def note_html(note: Note) -> str:
     """One note: its front matter as a small table, then its content as written."""
     colour = TYPE_COLOURS.get(note.type, "#111827")
     tags = ", ".join(html.escape(t) for t in note.tags) or "—"
+    dates = _("tags: {tags} · created {created} · updated {updated}").format(
+        tags=tags, created=note.created_at.isoformat(), updated=note.updated_at.isoformat())
     return (f"<div style='border-left:4px solid {colour};padding:4px 8px'>"
             f"<b>{html.escape(note.title)}</b><br>"
-            f"<small>{note.id} · <span style='color:{colour}'>{note.type}</span> · tags: {tags}"
-            f" · created {note.created_at.isoformat()} · updated {note.updated_at.isoformat()}</small>"
+            f"<small>{note.id} · <span style='color:{colour}'>{note.type}</span> · {dates}</small>"
             f"<pre style='white-space:pre-wrap;font-size:12px'>{html.escape(note.content)}</pre></div>")
 
 
 def summary_html(tool: NoteTool) -> str:
     s = tool.summary()
     counts = ", ".join(f"{n} {t}" for t, n in s["by_type"].items() if n)
-    blockers = "; ".join(f"{b['id']} {html.escape(b['title'])}" for b in s["blockers"]) or "none"
-    damaged = "".join(f"<div style='color:#b00'>damaged, left as it is: "
-                      f"{html.escape(d['problem'])}</div>" for d in s["damaged"])
-    return f"<div>{s['total']} notes ({counts or 'none'}). Open blockers: {blockers}.</div>{damaged}"
+    blockers = "; ".join(f"{b['id']} {html.escape(b['title'])}" for b in s["blockers"]) or _("none")
+    damaged = "".join("<div style='color:#b00'>" + _("damaged, left as it is: {problem}").format(
+        problem=html.escape(d["problem"])) + "</div>" for d in s["damaged"])
+    line = _("{total} notes ({counts}). Open blockers: {blockers}.").format(
+        total=s["total"], counts=counts or _("none"), blockers=blockers)
+    return f"<div>{line}</div>{damaged}"
 
 
 def sample_tool() -> NoteTool:
@@ -79,14 +83,14 @@ def notes_browser(tool: NoteTool | str | Path | None = None):
         tool = sample_tool()
     tool = tool if isinstance(tool, NoteTool) else NoteTool(tool)
     label = {"style": {"description_width": "5em"}}
-    kind = widgets.Dropdown(options=[ALL, *NOTE_TYPES], description="type", **label)
-    tag = widgets.Dropdown(options=tag_options(tool), description="tag", **label)
-    query = widgets.Text(placeholder="search, e.g. 找不到 zlib", description="search",
+    kind = widgets.Dropdown(options=[ALL, *NOTE_TYPES], description=_("type"), **label)
+    tag = widgets.Dropdown(options=tag_options(tool), description=_("tag"), **label)
+    query = widgets.Text(placeholder=_("search, e.g. 找不到 zlib"), description=_("search"),
                          continuous_update=False, **label)
     listing = widgets.Select(options=[], rows=10, layout=widgets.Layout(width="44em"))
     viewer, summary = widgets.HTML(), widgets.HTML(summary_html(tool))
 
-    def refresh(_=None):
+    def refresh(change=None):
         try:
             notes = browse(tool, kind.value, tag.value, query.value)
         except NoteError as exc:
@@ -96,9 +100,9 @@ def notes_browser(tool: NoteTool | str | Path | None = None):
         listing.options = [(note_label(n), n.id) for n in notes]
         listing.value = notes[0].id if notes else None
         if not notes:
-            viewer.value = "<i>No note matches.</i>"
+            viewer.value = "<i>" + _("No note matches.") + "</i>"
 
-    def show(_=None):
+    def show(change=None):
         if listing.value:
             try:
                 viewer.value = note_html(tool.read(listing.value))

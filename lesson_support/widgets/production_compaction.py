@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import html
 
+from course.i18n import N_, _
 from lesson_support.production_compaction import CONFIGS
 
+BREAKER_STATES = (N_("open"), N_("closed"))  # the breaker's states, translated where shown
 HIT = 0.5  # a sent request counts as a cache hit when at least this share was cached
 
 
@@ -39,7 +41,8 @@ def probe_rows(measurement, run) -> list[tuple[str, str, str]]:
     """(probe id, kind, verdict) with verdict 'answered', 'called again' or 'lost'."""
     rows = []
     for probe, result in zip(run.probes, measurement.probes):
-        verdict = "answered" if result.answered else ("called again" if result.called_again else "lost")
+        verdict = N_("answered") if result.answered else (N_("called again") if result.called_again
+                                                           else N_("lost"))
         rows.append((probe["id"], probe["kind"], verdict))
     return rows
 
@@ -52,8 +55,9 @@ def breaker_state(measurement, upto: int | None = None) -> str:
     compactor = getattr(measurement, "compactor", None)
     state = compactor.breaker.state if compactor is not None and upto is None else \
         ("open" if compactor is not None and failed >= compactor.breaker.max_failures else "closed")
-    return (f"breaker {state}; layer 5 ran {len(full) - failed} times, failed {failed} times; "
-            f"{sum(e.layer == 'drop' for e in events)} drops")
+    return _("breaker {state}; layer 5 ran {ran} times, failed {failed} times; {drops} drops").format(
+        state=_(state), ran=len(full) - failed, failed=failed,
+        drops=sum(e.layer == "drop" for e in events))
 
 
 def sawtooth_figure(results: dict, names, window: int, upto: int | None = None):
@@ -67,9 +71,9 @@ def sawtooth_figure(results: dict, names, window: int, upto: int | None = None):
             ax.scatter(*zip(*hits), color=line.get_color(), s=14)
         if misses:
             ax.scatter(*zip(*misses), facecolors="none", edgecolors=line.get_color(), s=14)
-    ax.axhline(window, color="grey", linestyle="--", linewidth=0.8, label="window")
-    ax.set_xlabel("request")
-    ax.set_ylabel("tokens")
+    ax.axhline(window, color="grey", linestyle="--", linewidth=0.8, label=_("window"))
+    ax.set_xlabel(_("request"))
+    ax.set_ylabel(_("tokens"))
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
@@ -84,23 +88,24 @@ def production_compaction_explorer(results: dict, run=None):
 
     run = run or load_run()
     toggles = [w.ToggleButton(value=True, description=layer) for layer in LAYERS]
-    step = w.IntSlider(value=len(run.steps), min=1, max=len(run.steps), description="request")
+    step = w.IntSlider(value=len(run.steps), min=1, max=len(run.steps), description=_("request"))
     out = w.Output()
 
-    def show(*_):
+    def show(*changes):
         layers = [t.description for t in toggles if t.value]
         name = config_for(layers)
         with out:
             out.clear_output(wait=True)
             if name is None:
-                print("not measured: choose", " | ".join(f"{n}: {', '.join(ls) or 'none'}"
-                                                         for n, ls in CONFIGS.items()))
+                none = _("none")
+                print(_("not measured: choose"), " | ".join(f"{n}: {', '.join(ls) or none}"
+                                                            for n, ls in CONFIGS.items()))
                 return
             m = results[name]
             sawtooth_figure(results, [name], Settings().window, step.value)
             plt.show()
-            rows = "".join(f"<tr><td>{html.escape(a)}</td><td>{html.escape(b)}</td><td>{c}</td></tr>"
-                           for a, b, c in probe_rows(m, run))
+            rows = "".join(f"<tr><td>{html.escape(a)}</td><td>{html.escape(b)}</td><td>{shown}</td></tr>"
+                           for a, b, c in probe_rows(m, run) for shown in [_(c)])
             from IPython.display import HTML, display
             display(HTML(f"<b>{html.escape(name)}</b>: {html.escape(breaker_state(m, step.value))}"
                          f"<table>{rows}</table>"))

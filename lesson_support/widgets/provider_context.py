@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import html
 
+from course.i18n import _
+
 
 def row_at(m, j: int) -> dict:
     """Strategy `m` at request j (1-based, clamped to the run): its tokens, the prompt and cached
@@ -30,8 +32,9 @@ def rows_at(results: dict, j: int) -> list[dict]:
 
 
 def table_html(rows: list[dict], probes: int) -> str:
-    head = ("<tr><th>strategy</th><th>tokens</th><th>last sent: prompt</th><th>cached</th>"
-            "<th>probes visible</th><th>compactions</th><th>cache breaks</th></tr>")
+    head = "<tr>" + "".join(f"<th>{name}</th>" for name in (
+        _("strategy"), _("tokens"), _("last sent: prompt"), _("cached"), _("probes visible"),
+        _("compactions"), _("cache breaks"))) + "</tr>"
     body = "".join(
         f"<tr><td>{html.escape(r['strategy'])}</td><td>{r['tokens']:,}</td>"
         f"<td>{'-' if r['sent_prompt'] is None else format(r['sent_prompt'], ',')}</td>"
@@ -49,10 +52,10 @@ def provider_context_explorer(results: dict, run, window: int = 32_000):
 
     probes = sum(p["how"] == "visible" for p in run.probes)
     n = len(next(iter(results.values())).sizes)
-    step = w.IntSlider(value=n, min=1, max=n, description="request")
+    step = w.IntSlider(value=n, min=1, max=n, description=_("request"))
     out = w.Output()
 
-    def show(*_):
+    def show(*changes):
         with out:
             out.clear_output(wait=True)
             sawtooth_figure(results, list(results), window, step.value)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 
 from course.givens.reasoning_stream import FIELD, POLICIES
+from course.i18n import N_, _
 from lesson_support.reasoning_stream import delta_kind
 from solutions.reasoning_stream import first_ready_call, history_for, parse_stream
 
@@ -20,7 +21,7 @@ def state_at(chunks: list[dict], n: int, tools=None) -> dict:
     n = max(0, min(n, len(chunks)))
     partial = parse_stream(chunks[:n])
     ready = first_ready_call(partial, tools)
-    return {"n": n, "kind": delta_kind(chunks[n - 1]) if n else "nothing yet", "message": partial,
+    return {"n": n, "kind": delta_kind(chunks[n - 1]) if n else N_("nothing yet"), "message": partial,
             "ready": ready["id"] if ready else None}
 
 
@@ -32,7 +33,8 @@ def next_request_rows(messages: list, policy: str) -> list[dict]:
     for before, after in zip(messages, out):
         had = isinstance(before.get(FIELD), str)
         sends = isinstance(after.get(FIELD), str) and after.get(FIELD) != ""
-        rows.append({"role": before.get("role"), "reasoning": "sent" if sends else "dropped" if had else ""})
+        rows.append({"role": before.get("role"),
+                     "reasoning": N_("sent") if sends else N_("dropped") if had else ""})
     return rows
 
 
@@ -41,26 +43,29 @@ def state_html(state: dict) -> str:
     calls = "".join(f"<li><code>{html.escape(c['function']['name'] or '?')}</code> "
                     f"<code>{html.escape(c['function']['arguments'])}</code></li>"
                     for c in m["tool_calls"] or [])
-    return (f"<p>chunk {state['n']}: <b>{html.escape(state['kind'])}</b>; ready to start: "
-            f"{html.escape(state['ready'] or 'none')}</p>"
-            f"<pre>reasoning: {html.escape(m['reasoning_content'] or '')}</pre>"
-            f"<pre>text: {html.escape(m['content'] or '')}</pre><ul>{calls}</ul>")
+    line = _("chunk {number}: {kind}; ready to start: {call}").format(
+        number=state["n"], kind="<b>" + html.escape(_(state["kind"])) + "</b>",
+        call=html.escape(state["ready"] or _("none")))
+    reasoning = _("reasoning: {text}").format(text=html.escape(m["reasoning_content"] or ""))
+    text = _("text: {text}").format(text=html.escape(m["content"] or ""))
+    return f"<p>{line}</p><pre>{reasoning}</pre><pre>{text}</pre><ul>{calls}</ul>"
 
 
 def rows_html(rows: list[dict]) -> str:
-    body = "".join(f"<tr><td>{i}</td><td>{r['role']}</td><td>{r['reasoning']}</td></tr>"
-                   for i, r in enumerate(rows))
-    return f"<table><tr><th>#</th><th>role</th><th>reasoning</th></tr>{body}</table>"
+    body = "".join(f"<tr><td>{i}</td><td>{r['role']}</td><td>{shown}</td></tr>"
+                   for i, r in enumerate(rows) for shown in [_(r["reasoning"]) if r["reasoning"] else ""])
+    head = "<tr><th>#</th><th>" + _("role") + "</th><th>" + _("reasoning") + "</th></tr>"
+    return f"<table>{head}{body}</table>"
 
 
 def stream_stepper(chunks: list[dict], history: list, tools=None):
     import ipywidgets as w
 
-    slider = w.IntSlider(value=0, min=0, max=len(chunks), description="chunk")
-    policy = w.ToggleButtons(options=list(POLICIES), description="policy")
+    slider = w.IntSlider(value=0, min=0, max=len(chunks), description=_("chunk"))
+    policy = w.ToggleButtons(options=list(POLICIES), description=_("policy"))
     out, sent = w.HTML(), w.HTML()
 
-    def refresh(_=None):
+    def refresh(change=None):
         out.value = state_html(state_at(chunks, slider.value, tools))
         sent.value = rows_html(next_request_rows(history, policy.value))
 

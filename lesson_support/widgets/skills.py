@@ -16,6 +16,7 @@ import html
 import re
 from dataclasses import dataclass
 
+from course.i18n import _
 from lesson_support.skills import (CATALOG_BUDGET, PLACEMENTS, SKILLS_DIR, core_tools,
                                    course_skills, placement_requests, predicted_cached,
                                    skill_files, skill_result_text)
@@ -114,21 +115,23 @@ def _table(headers: list[str], rows: list[list], left: int, bold_row: int | None
 def view_html(request: str, placement: str, skills: list[Skill]) -> str:
     matches = match_scores(request, skills)
     name = chosen(matches)
-    verdict = (f"loads <b>{html.escape(name)}</b>" if name else
-               f"loads no skill (no description shares {MIN_SHARED_WORDS} words with the request)")
-    scores = _table(["skill", "which words", "shared"],
+    verdict = (_("The model loads {skill}.").format(skill=f"<b>{html.escape(name)}</b>") if name else
+               _("The model loads no skill (no description shares {count} words with the "
+                 "request).").format(count=MIN_SHARED_WORDS))
+    scores = _table([_("skill"), _("which words"), _("shared")],
                     [[html.escape(m.skill), html.escape(", ".join(m.words)) or "—", m.shared]
                      for m in matches], left=2, bold_row=0 if name else None)
-    layer_table = _table(["layer", "what", "tokens"],
+    layer_table = _table([_("layer"), _("what"), _("tokens")],
                          [[html.escape(a), html.escape(b), f"{t:,}"] for a, b, t in layers(request, skills)],
                          left=2)
     effect = placement_effect(placement, request, skills)
-    cache = (_table(["request", "prompt tokens", "cached tokens"],
+    cache = (_table([_("request"), _("prompt tokens"), _("cached tokens")],
                     [[html.escape(r["request"]), f"{r['prompt_tokens']:,}", f"{r['cached_tokens']:,}"]
-                     for r in effect], left=1) if effect else "<div><i>no skill to load</i></div>")
-    return (f"<div>The model {verdict}.</div>{scores}"
-            f"<div><b>Layers in the context</b></div>{layer_table}"
-            f"<div><b>Cache, {html.escape(placement)}</b> ({html.escape(PLACEMENTS[placement])})</div>"
+                     for r in effect], left=1) if effect else "<div><i>" + _("no skill to load") + "</i></div>")
+    cache_title = _("Cache, {placement}").format(placement=html.escape(placement))
+    return (f"<div>{verdict}</div>{scores}"
+            "<div><b>" + _("Layers in the context") + f"</b></div>{layer_table}"
+            f"<div><b>{cache_title}</b> ({html.escape(PLACEMENTS[placement])})</div>"
             f"{cache}")
 
 
@@ -137,13 +140,13 @@ def skill_router(request: str = "Make a slide deck from the paper inbox/paper.pd
     import ipywidgets as widgets
 
     skills = course_skills()
-    box = widgets.Text(value=request, description="request", continuous_update=False,
+    box = widgets.Text(value=request, description=_("request"), continuous_update=False,
                        layout=widgets.Layout(width="44em"))
     where = widgets.Dropdown(options=list(PLACEMENTS), value="catalogue at the end",
-                             description="placement")
+                             description=_("placement"))
     out = widgets.HTML()
 
-    def refresh(_=None):
+    def refresh(change=None):
         out.value = view_html(box.value, where.value, skills)
 
     box.observe(refresh, names="value")

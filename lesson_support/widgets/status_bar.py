@@ -12,13 +12,14 @@ import html
 from functools import lru_cache
 
 import course.llm
+from course.i18n import N_, _
 from lesson_support.status_bar import Run, load_run, replay_usage, request_messages, with_counter
 from solutions.status_bar import render_status
 
 QUESTION = "How many times did you call Xfinity?"
 COUNTER = "call.Xfinity"
-CHOICES = (("no bar", "none", "replace"), ("system prompt", "system", "replace"),
-           ("end, replace", "end", "replace"), ("end, append", "end", "append"))
+CHOICES = ((N_("no bar"), "none", "replace"), (N_("system prompt"), "system", "replace"),
+           (N_("end, replace"), "end", "replace"), (N_("end, append"), "end", "append"))
 
 
 def shown_status(run: Run, step: int, error: int = 0, at_follow_up: bool = False) -> dict:
@@ -98,13 +99,15 @@ def cached_svg(records: list[dict], total_requests: int, width: int = 560, heigh
 def view_html(view: dict, total_requests: int) -> str:
     rate = view["cached"] / view["prompt"] if view["prompt"] else 0.0
     bar = (f"<pre style='margin:0'>{html.escape(view['bar'])}</pre>" if view["bar"]
-           else "<i>no bar in this context</i>")
-    return (f"<div><b>request {view['step']}</b>: {view['prompt']:,} prompt tokens so far, "
-            f"{view['cached']:,} cached ({rate:.0%})</div>"
+           else "<i>" + _("no bar in this context") + "</i>")
+    head = _("{request}: {prompt} prompt tokens so far, {cached} cached ({rate})").format(
+        request="<b>" + _("request {number}").format(number=view["step"]) + "</b>",
+        prompt=f"{view['prompt']:,}", cached=f"{view['cached']:,}", rate=f"{rate:.0%}")
+    return (f"<div>{head}</div>"
             f"{cached_svg(view['records'], total_requests)}"
-            f"<div style='font-size:90%'>green: cached, grey: not cached</div>"
+            "<div style='font-size:90%'>" + _("green: cached, grey: not cached") + "</div>"
             f"<div><b>Q:</b> {html.escape(QUESTION)}<br><b>A:</b> {html.escape(view['answer'])}</div>"
-            f"<details><summary>why (the teaching model's trace)</summary>"
+            "<details><summary>" + _("why (the teaching model's trace)") + "</summary>"
             f"<pre>{html.escape(view['trace'])}</pre></details>{bar}")
 
 
@@ -118,14 +121,14 @@ def status_bar_replay(run: Run | None = None):
     third = [i for i, step in enumerate(run.steps) for m in step["messages"]
              if any(c["function"]["name"] == "call" for c in m.get("tool_calls") or ())][-1:]
     start = min(third[0] + 2, last) if third else last
-    step = w.IntSlider(value=start, min=1, max=last, description="request", continuous_update=False)
-    choice = w.Dropdown(options=[(label, (p, m)) for label, p, m in CHOICES], value=("end", "replace"),
-                        description="bar")
-    error = w.IntSlider(value=0, min=-3, max=3, description="counter error", continuous_update=False,
+    step = w.IntSlider(value=start, min=1, max=last, description=_("request"), continuous_update=False)
+    choice = w.Dropdown(options=[(_(label), (p, m)) for label, p, m in CHOICES], value=("end", "replace"),
+                        description=_("bar"))
+    error = w.IntSlider(value=0, min=-3, max=3, description=_("counter error"), continuous_update=False,
                         style={"description_width": "initial"})
     out = w.HTML()
 
-    def update(_=None):
+    def update(change=None):
         placement, mode = choice.value
         out.value = view_html(step_view(run, step.value, placement, mode, error.value), last)
 

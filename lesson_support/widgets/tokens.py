@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import html
 
+from course.i18n import _, ngettext
+
 from solutions.tokens import ENCODING_NAMES, count_tokens, token_pieces
 
 MAX_SHOWN_TOKENS = 4000
@@ -30,8 +32,6 @@ STYLE = ("<style>.cetok{font-family:monospace;white-space:pre-wrap;line-height:1
          + ".cetok .m{text-decoration:underline dotted}.cetok .nl{color:#999}</style>")
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
 def _piece_html(piece: str, tokens: int, colour: int) -> str:
@@ -45,16 +45,20 @@ def tokens_html(text: str, encoding: str = "o200k_base", max_shown: int = MAX_SH
     """One encoding's view: a header with the counts, then the text as coloured tokens."""
     pieces = token_pieces(text, encoding)
     total = sum(n for _, n in pieces)
-    ratio = f"{total / len(text):.2f} tokens per character" if text else "empty text"
-    parts = [f"<div><b>{html.escape(encoding)}</b>: {_plural(total, 'token')}, "
-             f"{_plural(len(text), 'character')} "
+    ratio = (_("{ratio} tokens per character").format(ratio=f"{total / len(text):.2f}") if text
+             else _("empty text"))
+    tokens = ngettext("{count} token", "{count} tokens", total).format(count=f"{total:,}")
+    characters = ngettext("{count} character", "{count} characters", len(text)).format(
+        count=f"{len(text):,}")
+    parts = [f"<div><b>{html.escape(encoding)}</b>: {tokens}, {characters} "
              f"({ratio})</div><div class='cetok'>"]
     shown = 0
     for i, (piece, n) in enumerate(pieces):
         if shown + n > max_shown:
             rest = total - shown
-            parts.append(f"</div><div><i>… {rest:,} more tokens not coloured (showing the first "
-                         f"{shown:,})</i></div>")
+            more = _("… {rest} more tokens not coloured (showing the first {shown})").format(
+                rest=f"{rest:,}", shown=f"{shown:,}")
+            parts.append(f"</div><div><i>{more}</i></div>")
             break
         parts.append(_piece_html(piece, n, i % len(PALETTE)))
         shown += n
@@ -98,7 +102,7 @@ def token_explorer(text: str = DEFAULT_TEXT, encodings=ENCODING_NAMES,
     """A text box and the coloured tokens of its content, updated as you type."""
     import ipywidgets as widgets
 
-    box = widgets.Textarea(value=text, continuous_update=True, placeholder="Type or paste text",
+    box = widgets.Textarea(value=text, continuous_update=True, placeholder=_("Type or paste text"),
                            layout=widgets.Layout(width="100%", height="8em"))
     view = widgets.HTML(comparison_html(text, encodings, max_shown))
 
