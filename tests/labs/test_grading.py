@@ -537,3 +537,22 @@ def test_the_chinese_placeholder_is_not_an_answer(chinese_class):
     chen = [(r["check"], r["status"], r["detail"], r["edition"]) for r in rows
             if r["student"] == "chen" and r["lab"] == "00_tiny"]
     assert chen == [("think-1", "reflection", "为了计数。", "zh-CN"), ("think-2", "not answered", "", "zh-CN")]
+
+
+def test_the_chinese_lab_01_grades_exactly_as_the_english_one():
+    """The shipped Chinese edition of lab 01, solved and unsolved, through the one grading path."""
+    from tests.labs.conftest import grade_one
+
+    lab = load_lab(LAB)
+    chinese_lab = nbformat.read(ROOT / "zh-CN" / "labs" / LAB.name, as_version=4)
+    assert chinese_lab.metadata["course"]["language"] == "zh-CN"
+    solved = nbformat.from_dict(chinese_lab)
+    for cell in solved.cells:
+        if cell_kind(cell) == "exercise":
+            cell.source = SOLUTION_SOURCE
+    english = grade_one(lab, submission({k: SOLUTION_SOURCE for k in ("validate_messages", "run_agent",
+                                                                      "self_test")}))
+    assert grade_one(lab, solved) == english
+    assert {status for status, _ in english.values()} == {"pass"}
+    unsolved = grade_one(lab, chinese_lab)
+    assert set(unsolved) == set(english) and {s for s, _ in unsolved.values()} == {"fail"}
