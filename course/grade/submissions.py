@@ -80,7 +80,7 @@ def match_all(subs: list[Submission], root: Path, labs: dict[str, Lab], only: st
             continue
         try:
             nb = read_notebook(root / sub.notebook)
-            sub.edition = edition_of(nb)
+            sub.edition = _edition_of(nb)
             name = Path(sub.notebook).name
             if lessons and name in lessons and not nb.metadata.get("course", {}).get("lab"):
                 collect_reflections(sub, nb, lessons[name])
@@ -134,7 +134,7 @@ def pick_one(lab: Lab, group: list, root: Path) -> tuple[Submission, object, str
     return best, nb, why
 
 
-def edition_of(nb) -> str:
+def _edition_of(nb) -> str:
     """Which edition a notebook is a copy of: the Chinese edition says so in its metadata."""
     language = nb.metadata.get("course", {}).get("language")
     return language if isinstance(language, str) and language else "en"

@@ -20,6 +20,8 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
+from course.llm import connection
+
 TEACHING_LABEL = "teaching model (private cache)"
 PROVIDER_SUFFIX = "(your provider)"
 
@@ -57,12 +59,10 @@ def teaching_target(server) -> Target:
 
 def provider_target() -> Target | None:
     """The configured provider, or None when the course runs on the teaching model alone."""
-    import course.llm as llm
-
-    if not llm.provider_configured():
+    if not connection.provider_configured():
         return None
-    model = llm.model_name()
-    return Target(provider_label(model), llm.client(), model, simulated=False)
+    model = connection.model_name()
+    return Target(provider_label(model), connection.client(), model, simulated=False)
 
 
 def targets(server) -> list[Target]:
@@ -74,9 +74,7 @@ def targets(server) -> list[Target]:
 @contextlib.contextmanager
 def fresh_targets():
     """`targets()` on a newly started private teaching model (an empty cache), stopped after."""
-    import course.llm as llm
-
-    with llm.serve() as server:
+    with connection.serve() as server:
         yield targets(server)
 
 

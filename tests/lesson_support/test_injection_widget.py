@@ -48,8 +48,9 @@ def test_the_console_runs_on_the_teaching_model_even_with_a_provider(monkeypatch
 
     def refuse(*args, **kwargs):
         raise AssertionError("the console must not use the configured provider by default")
-    monkeypatch.setattr(course.llm, "client", refuse)
-    monkeypatch.setattr(course.llm, "model_name", refuse)
+    for where in (course.llm, course.llm.connection):   # the front and where measurements look
+        monkeypatch.setattr(where, "client", refuse)
+        monkeypatch.setattr(where, "model_name", refuse)
     report = wi.console_run(wi.OWN, ["fence"])
     assert wi.verdict_line(report) == "blocked: no canary tripped"
     assert "untrusted_content" in wi.trace_text(report.run)
