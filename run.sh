@@ -13,6 +13,36 @@ PYTHON="${PYTHON:-python3}"
 # The course's own Jupyter settings (no news pop-up): see jupyter-config/README.md.
 COURSE_JUPYTER_CONFIG="$PWD/jupyter-config"
 
+# Messages in the course's language (course/i18n.py): COURSE_LANGUAGE=zh-CN reads the catalogue
+# course/locale/zh_CN through gettext(1) (Debian's gettext-base), English text otherwise or when
+# the command or the catalogue is missing. The machine's locale is never read (C.UTF-8 is set
+# for the look-up only: gettext ignores LANGUAGE in the C locale).
+case "${COURSE_LANGUAGE:-en}" in
+  en) COURSE_LOCALE="" ;;
+  zh-CN) COURSE_LOCALE="zh_CN" ;;
+  *)
+    echo "run.sh: COURSE_LANGUAGE=$COURSE_LANGUAGE is not a language of the course: use en or zh-CN (or leave it unset)" >&2
+    exit 2
+    ;;
+esac
+
+# say MESSAGE [NAME...]: print MESSAGE, translated, with each $NAME in it replaced by the value of
+# the variable NAME afterwards (so a translation may move them). MESSAGE is a catalogue msgid:
+# Babel extracts every `say "..."` of this file (course.i18n.extract_shell).
+say() {
+  local message="$1" text="$1" name
+  shift
+  if [ -n "$COURSE_LOCALE" ] && [ -f "course/locale/$COURSE_LOCALE/LC_MESSAGES/course.mo" ] &&
+    command -v gettext >/dev/null 2>&1; then
+    text="$(LC_ALL=C.UTF-8 LANGUAGE="$COURSE_LOCALE" TEXTDOMAIN=course \
+      TEXTDOMAINDIR="$PWD/course/locale" gettext -- "$message" 2>/dev/null)" || text="$message"
+  fi
+  for name in "$@"; do
+    text="${text//\$$name/"${!name}"}"  # quoted: an & in a value stays an &
+  done
+  printf '%s\n' "$text"
+}
+
 # Prints "3.11" for a Python that runs, nothing (and fails) otherwise.
 python_version() {
   "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null
@@ -23,27 +53,29 @@ python_version() {
 require_python() {
   local python="$1" fix="$2" version major minor
   if ! version="$(python_version "$python")" || [ -z "$version" ]; then
-    echo "run.sh: cannot run $python. This course needs Python 3.11, 3.12 or 3.13:" >&2
-    echo "  install one, or name it: PYTHON=/path/to/python3.12 ./run.sh $COMMAND" >&2
+    say "run.sh: cannot run \$python. This course needs Python 3.11, 3.12 or 3.13:" python >&2
+    say "  install one, or name it: PYTHON=/path/to/python3.12 ./run.sh \$COMMAND" COMMAND >&2
     exit 1
   fi
   major="${version%%.*}" minor="${version#*.}"
   if [ "$major" -lt 3 ] || { [ "$major" -eq 3 ] && [ "$minor" -lt 11 ]; }; then
-    echo "run.sh: this course needs Python 3.11 or newer (3.11, 3.12 or 3.13)." >&2
-    echo "  $python is Python $version. $fix" >&2
+    say "run.sh: this course needs Python 3.11 or newer (3.11, 3.12 or 3.13)." >&2
+    say "  \$python is Python \$version. \$fix" python version fix >&2
     exit 1
   fi
   if [ "$major" -gt 3 ] || [ "$minor" -gt 13 ]; then
-    echo "run.sh: note: Python $version is newer than the course is tested on (3.11 to 3.13)." >&2
+    say "run.sh: note: Python \$version is newer than the course is tested on (3.11 to 3.13)." version >&2
   fi
 }
 
 setup() {
   if [ -x "$VENV/bin/python" ]; then
-    require_python "$VENV/bin/python" "Remove $VENV, then run again with a newer Python: PYTHON=python3.12 ./run.sh $COMMAND"
+    require_python "$VENV/bin/python" "$(say "Remove \$VENV, then run again with a newer Python: PYTHON=python3.12 ./run.sh \$COMMAND" VENV COMMAND)"
   else
-    require_python "$PYTHON" "Install a newer one and name it: PYTHON=python3.12 ./run.sh $COMMAND"
-    echo "Creating the virtual environment in $VENV with $PYTHON (Python $(python_version "$PYTHON")) ..."
+    require_python "$PYTHON" "$(say "Install a newer one and name it: PYTHON=python3.12 ./run.sh \$COMMAND" COMMAND)"
+    local version
+    version="$(python_version "$PYTHON")"
+    say "Creating the virtual environment in \$VENV with \$PYTHON (Python \$version) ..." VENV PYTHON version
     "$PYTHON" -m venv "$VENV"
     # A venv that git ignores wherever it is (.venv, .venv-3.12, ...).
     echo '*' > "$VENV/.gitignore"
@@ -51,7 +83,7 @@ setup() {
   local stamp="$VENV/.course-requirements" want
   want="$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)"
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    echo "Installing the course's packages (requirements.txt) ..."
+    say "Installing the course's packages (requirements.txt) ..."
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements.txt
     echo "$want" > "$stamp"
   fi
@@ -80,7 +112,7 @@ case "$COMMAND" in
     setup
     ;;
   *)
-    echo "usage: ./run.sh lab [JupyterLab options] | ./run.sh test [pytest options] | ./run.sh setup" >&2
+    say "usage: ./run.sh lab [JupyterLab options] | ./run.sh test [pytest options] | ./run.sh setup" >&2
     exit 2
     ;;
 esac

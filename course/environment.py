@@ -116,7 +116,8 @@ def check_environment() -> list[tuple[str, bool, str]]:
 
 
 def report(results) -> str:
-    lines = ["[" + (_("ok") if ok else _("PROBLEM")) + f"] {name}: {detail}"
+    lines = [_("[{status}] {name}: {detail}").format(status=_("ok") if ok else _("PROBLEM"),
+                                                      name=name, detail=detail)
              for name, ok, detail in results]
     verdict = _("Everything is ready.") if all(ok for _name, ok, _detail in results) else \
         _("Something is not ready: fix the PROBLEM lines above (./run.sh lab sets everything up).")

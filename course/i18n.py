@@ -87,12 +87,15 @@ def N_(message: str) -> str:
 
 
 # ------------------------------------------------------------------ the catalogue's tooling
-_SHELL_MESSAGE = re.compile(r"""\bsay\s+(?:-e\s+)?"((?:[^"\\]|\\.)*)\"""")
+_SHELL_MESSAGE = re.compile(r'\bsay\s+"((?:[^"\\]|\\.)*)"')
+_SHELL_ESCAPE = re.compile(r'\\([$`"\\])')     # what a backslash escapes in "..."
 
 
 def extract_shell(fileobj, keywords, comment_tags, options):
     """A Babel extractor for run.sh: the message of every `say "..."` line (its placeholders are
     $names, which run.sh fills in after translating; see its `say`)."""
     for number, line in enumerate(fileobj.read().decode("utf-8").splitlines(), 1):
+        if line.lstrip().startswith("#"):
+            continue
         for match in _SHELL_MESSAGE.finditer(line):
-            yield number, "gettext", match.group(1).replace('\\"', '"'), []
+            yield number, "gettext", _SHELL_ESCAPE.sub(r"\1", match.group(1)), []

@@ -50,8 +50,9 @@ def tokens_html(text: str, encoding: str = "o200k_base", max_shown: int = MAX_SH
     tokens = ngettext("{count} token", "{count} tokens", total).format(count=f"{total:,}")
     characters = ngettext("{count} character", "{count} characters", len(text)).format(
         count=f"{len(text):,}")
-    parts = [f"<div><b>{html.escape(encoding)}</b>: {tokens}, {characters} "
-             f"({ratio})</div><div class='cetok'>"]
+    counts = _("{tokens}, {characters} ({ratio})").format(tokens=tokens, characters=characters,
+                                                          ratio=ratio)
+    parts = [f"<div><b>{html.escape(encoding)}</b>: {counts}</div><div class='cetok'>"]
     shown = 0
     for i, (piece, n) in enumerate(pieces):
         if shown + n > max_shown:
