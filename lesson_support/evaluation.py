@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from course.givens.task_world import (BASELINE, EXAMPLES, SECTION_ORDER, SECTIONS, run_task, system_prompt,
                                       tools_for)
+from course.tables import text_table
 from solutions.evaluation import run_trials
 
 TEMPERATURE = 0.5   # every trial samples (course/llm/sampling.py); the seed fixes its draws
@@ -55,16 +56,16 @@ class Evaluator:
 
 def table(rows: list[dict]) -> str:
     """The ablation's rows as a text table, one configuration a line."""
-    head = (f"{'configuration':<26}{'success':>8}  {'95% interval':<14}{'Δ vs base':>10}{'paired p':>10}"
-            f"{'tool errors':>12}{'violations':>11}{'turns/task':>11}{'tokens/task':>12}")
-    lines = [head, "-" * len(head)]
+    body = []
     for row in rows:
         n = row["n"] or 1
         tokens = (row["prompt_tokens"] + row["completion_tokens"]) / n
-        lines.append(f"{row_label(row):<26}{row['rate']:>8.0%}  {row['low']:>5.0%} – {row['high']:<5.0%} "
-                     f"{row['delta']:>+10.0%}{row['p']:>10.3f}{row['tool_errors']:>12}{row['violations']:>11}"
-                     f"{row['turns'] / n:>11.1f}{tokens:>12,.0f}")
-    return "\n".join(lines)
+        body.append([row_label(row), f"{row['rate']:.0%}", f"{row['low']:>5.0%} – {row['high']:<5.0%}",
+                     f"{row['delta']:+.0%}", f"{row['p']:.3f}", row["tool_errors"], row["violations"],
+                     f"{row['turns'] / n:.1f}", f"{tokens:,.0f}"])
+    return text_table(["configuration", "success", "95% interval", "Δ vs base", "paired p", "tool errors",
+                       "violations", "turns/task", "tokens/task"], body, "<><>>>>>>",
+                      widths=[26, 8, 14, 10, 10, 12, 11, 11, 12], sep=["", "  "] + [""] * 6, rule="-")
 
 
 def figure(rows: list[dict]):

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Union
 
 from course.paths import DATA_DIR
+from course.tables import text_table
 from solutions.gssc import SECTIONS, Built, Packet, count_tokens
 
 FINDINGS_PATH = DATA_DIR / "gssc" / "long_context_findings.json"
@@ -122,14 +123,11 @@ def span_of(spans: list[Span], packet: Packet) -> Span | None:
 
 def placement_lines(spans: list[Span], total: int) -> list[str]:
     """A table: rank, score, span, percent of the context, zone, distance from the nearer edge."""
-    lines = [f"{'rank':>4} {'score':>5}  {'tokens':>11}  {'where':>9}  {'zone':<6} {'edge':>5}  what"]
-    for s in spans:
-        rank = "-" if s.rank is None else str(s.rank)
-        score = "-" if s.score is None else f"{s.score:.2f}"
-        where = f"{s.start / total:.0%}-{s.end / total:.0%}"
-        lines.append(f"{rank:>4} {score:>5}  {s.start:>5}-{s.end:<5}  {where:>9}  "
-                     f"{s.zone(total):<6} {s.from_edge(total):>5}  {s.label}")
-    return lines
+    rows = [["-" if s.rank is None else s.rank, "-" if s.score is None else f"{s.score:.2f}",
+             f"{s.start:>5}-{s.end:<5}", f"{s.start / total:.0%}-{s.end / total:.0%}", s.zone(total),
+             s.from_edge(total), s.label] for s in spans]
+    return text_table(["rank", "score", "tokens", "where", "zone", "edge", "what"], rows, ">>>><><",
+                      widths=[4, 5, 11, 9, 6, 5, 0], sep=[" ", "  ", "  ", "  ", " ", "  "]).split("\n")
 
 
 SECTION_COLOURS = {"Role & Policies": "#6b7280", "Task": "#111827", "State": "#059669",

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from course.givens.production_compaction import Run, context_text, visible
 from course.usage import NOT_REPORTED, read_usage
+from course.tables import text_table
 from solutions.compaction import ModelSummarizer, check_pairing
 from solutions.costs import SEED_PRICES, price_usages
 from solutions.production_compaction import (LAYERS, LayeredCompactor, ResultStore, Settings,
@@ -246,30 +247,26 @@ def _replay_interleaved(run: Run, m: Measurement, layers, client, model, sent_at
 
 
 def config_table(results: dict) -> str:
-    width = max([24] + [len(name) for name in results])
-    rows = [f"{'configuration':<{width}} {'input tokens':>12} {'peak':>7} {'over':>5} {'sent':>9} "
-            f"{'hit rate':>8} {'cost $':>8} {'probes':>7} {'again':>5} {'dropped':>7}"]
-    for name, m in results.items():
-        hit_rate = "n/r" if m.hit_rate is None else f"{m.hit_rate:.0%}"
-        rows.append(f"{name:<{width}} {m.input_tokens:>12,} {max(m.sizes):>7,} {m.over_window:>5} "
-                    f"{m.sent_prompt:>9,} {hit_rate:>8} {m.cost:>8.4f} "
-                    f"{m.answered:>3}/{len(m.probes):<3} {m.called_again:>5} {m.dropped_turns:>7}")
+    rows = [[name, f"{m.input_tokens:,}", f"{max(m.sizes):,}", m.over_window, f"{m.sent_prompt:,}",
+             "n/r" if m.hit_rate is None else f"{m.hit_rate:.0%}", f"{m.cost:.4f}",
+             f"{m.answered:>3}/{len(m.probes):<3}", m.called_again, m.dropped_turns]
+            for name, m in results.items()]
+    table = text_table(["configuration", "input tokens", "peak", "over", "sent", "hit rate", "cost $", "probes",
+                        "again", "dropped"], rows, "<>>>>>>>>>",
+                       widths=[max([24] + [len(name) for name in results]), 12, 7, 5, 9, 8, 8, 7, 5, 7])
     if any(m.hit_rate is None for m in results.values()):
-        rows.append(f"n/r: cached tokens {NOT_REPORTED}; its cost prices them as uncached")
-    return "\n".join(rows)
+        table += f"\nn/r: cached tokens {NOT_REPORTED}; its cost prices them as uncached"
+    return table
 
 
 def probe_table(results: dict, run: Run) -> str:
     names = list(results)
-    rows = [f"{'probe':<17} {'kind':<15} " + " ".join(f"{i + 1:>3}" for i in range(len(names)))]
-    for k, probe in enumerate(run.probes):
-        marks = []
-        for name in names:
-            p = results[name].probes[k]
-            marks.append("yes" if p.answered else ("call" if p.called_again else "-"))
-        rows.append(f"{probe['id']:<17} {probe['kind']:<15} " + " ".join(f"{x:>3}" for x in marks))
-    rows.append("columns: " + "; ".join(f"{i + 1} {n}" for i, n in enumerate(names)))
-    return "\n".join(rows)
+    rows = [[probe["id"], probe["kind"]] + ["yes" if p.answered else ("call" if p.called_again else "-")
+                                            for p in (results[name].probes[k] for name in names)]
+            for k, probe in enumerate(run.probes)]
+    table = text_table(["probe", "kind"] + [str(i + 1) for i in range(len(names))], rows,
+                       "<<" + ">" * len(names), widths=[17, 15] + [3] * len(names))
+    return table + "\ncolumns: " + "; ".join(f"{i + 1} {n}" for i, n in enumerate(names))
 
 
 # ------------------------------------------------------------------ reading back what was dropped

@@ -28,6 +28,7 @@ from solutions.compaction import check_pairing, split_head, split_turns
 from solutions.production_compaction import ResultStore, TokenMeter, archive_turn
 from solutions.production_compaction.archive import _outcome
 from course.givens.production_compaction import Run, visible
+from course.tables import text_table
 
 STRATEGIES = ("none", "per-result", "merged", "context-aware", "with citations", "threshold")
 WINDOW = 32_000
@@ -179,13 +180,16 @@ def run_strategy(name: str, run: Run) -> dict:
             "pairing_ok": ok}
 
 
-def strategy_table(rows: list[dict]) -> str:
-    out = [f"{'strategy':<16} {'input tokens':>12} {'peak':>8} {'over window':>11} "
-           f"{'prefix reused':>13} {'probes':>7}"]
-    for r in rows:
-        out.append(f"{r['strategy']:<16} {r['input_tokens']:>12,} {r['peak']:>8,} "
-                   f"{r['over_window']:>11} {r['prefix_reused']:>13.0%} {r['probes']:>3}/{r['of']}")
-    return "\n".join(out)
+def compaction_strategy_table(rows: list[dict]) -> str:
+    """run_strategy's rows, one strategy of experiment 2-9 a line."""
+    return text_table(
+        ["strategy", "input tokens", "peak", "over window", "prefix reused", "probes"],
+        [[r["strategy"], f"{r['input_tokens']:,}", f"{r['peak']:,}", r["over_window"],
+          f"{r['prefix_reused']:.0%}", f"{r['probes']:>3}/{r['of']:<3}"] for r in rows],
+        "<>>>>>", widths=[16, 12, 8, 11, 13, 7], strip=True)
+
+
+strategy_table = compaction_strategy_table  # the name lesson 11 still imports
 
 
 # ------------------------------------------------------------------ sub-agents

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from course.givens.production_compaction import Run, context_text, visible
 from course.llm.responses import chat_messages, unseal
+from course.tables import text_table
 from course.usage import read_usage
 from lesson_support.production_compaction import (STRIDE, CountingSummarizer, Measurement,
                                                   ProbeResult, score_probes)
@@ -42,9 +43,8 @@ FEATURES = (
 
 
 def feature_table() -> str:
-    rows = [f"{'feature':<28} {'OpenAI (Responses)':<52} {'Anthropic (Messages)':<52} others"]
-    rows += [f"{a:<28} {b:<52} {c:<52} {d}" for a, b, c, d in FEATURES]
-    return "\n".join(rows)
+    return text_table(["feature", "OpenAI (Responses)", "Anthropic (Messages)", "others"], FEATURES, "<<<<",
+                      widths=[28, 52, 52, 0])
 
 
 # ------------------------------------------------------------------ one conversation, two ways
@@ -80,13 +80,14 @@ def whole_conversation(client, model, turns, tools=CHAT_TOOLS, execute=execute_t
 
 
 def turn_table(whole: list[dict], chained: list[dict]) -> str:
-    rows = [f"{'turn':>4} {'whole: input':>12} {'cached':>7} {'chained: input':>14} {'cached':>7}  sent by the client (chained)"]
-    for k, (a, b) in enumerate(zip(whole, chained), 1):
-        rows.append(f"{k:>4} {a['input_tokens']:>12,} {a['cached_tokens']:>7,} {b['input_tokens']:>14,} "
-                    f"{b['cached_tokens']:>7,}  the new user message and {b['requests'] - 1} function output(s)")
-    rows.append(f"{'sum':>4} {sum(r['input_tokens'] for r in whole):>12,} {sum(r['cached_tokens'] for r in whole):>7,} "
-                f"{sum(r['input_tokens'] for r in chained):>14,} {sum(r['cached_tokens'] for r in chained):>7,}")
-    return "\n".join(rows)
+    rows = [[k, f"{a['input_tokens']:,}", f"{a['cached_tokens']:,}", f"{b['input_tokens']:,}",
+             f"{b['cached_tokens']:,}", f"the new user message and {b['requests'] - 1} function output(s)"]
+            for k, (a, b) in enumerate(zip(whole, chained), 1)]
+    rows.append(["sum"] + [f"{sum(r[key] for r in side):,}" for side in (whole, chained)
+                           for key in ("input_tokens", "cached_tokens")])
+    return text_table(["turn", "whole: input", "cached", "chained: input", "cached",
+                       "sent by the client (chained)"], rows, ">>>>><", widths=[4, 12, 7, 14, 7, 0],
+                      sep=[" "] * 4 + ["  "])
 
 
 def speaks_responses(client, model) -> tuple[bool, str]:
@@ -310,18 +311,19 @@ def _editing(run, m, meter, client, model, sent_at, trigger, keep, clear_at_leas
     return m
 
 
-def strategy_table(results: dict, run: Run) -> str:
+def provider_strategy_table(results: dict, run: Run) -> str:
     """One row per strategy: chapter 11's columns, and the probes the client itself can check."""
     seen = sum(p["how"] == "visible" for p in run.probes)
-    width = max(len(n) for n in results)
-    rows = [f"{'strategy':<{width}} {'input tokens':>12} {'peak':>7} {'sent':>9} {'cached':>9} {'hit rate':>8} "
-            f"{'cost $':>8} {'probes':>7} {'again':>5} {'client can check':>16}"]
-    for name, m in results.items():
-        hit = "n/r" if m.hit_rate is None else f"{m.hit_rate:.0%}"
-        rows.append(f"{name:<{width}} {m.input_tokens:>12,} {max(m.sizes):>7,} {m.sent_prompt:>9,} "
-                    f"{m.sent_cached or 0:>9,} {hit:>8} {m.cost:>8.4f} {m.answered:>3}/{len(m.probes):<3} "
-                    f"{m.called_again:>5} {m.client_visible:>9}/{seen:<6}")
-    return "\n".join(rows)
+    rows = [[name, f"{m.input_tokens:,}", f"{max(m.sizes):,}", f"{m.sent_prompt:,}", f"{m.sent_cached or 0:,}",
+             "n/r" if m.hit_rate is None else f"{m.hit_rate:.0%}", f"{m.cost:.4f}",
+             f"{m.answered:>3}/{len(m.probes):<3}", m.called_again, f"{m.client_visible:>9}/{seen:<6}"]
+            for name, m in results.items()]
+    return text_table(["strategy", "input tokens", "peak", "sent", "cached", "hit rate", "cost $", "probes",
+                       "again", "client can check"], rows, "<>>>>>>>>>",
+                      widths=[max(len(n) for n in results), 12, 7, 9, 9, 8, 8, 7, 5, 16])
+
+
+strategy_table = provider_strategy_table  # the name lesson 14 still imports
 
 
 def clearing_sweep(run: Run, values, trigger: int = EDIT_TRIGGER, keep: int = EDIT_KEEP) -> list[dict]:
@@ -343,12 +345,12 @@ def clearing_sweep(run: Run, values, trigger: int = EDIT_TRIGGER, keep: int = ED
 
 
 def sweep_table(rows: list[dict]) -> str:
-    out = [f"{'clear_at_least':>14} {'first edit':>10} {'freed there':>11} {'cache lost there':>16} "
-           f"{'input tokens':>12} {'peak':>7} {'breaks':>6} {'cache lost':>10}"]
-    for r in rows:
-        out.append(f"{r['clear_at_least']:>14,} {r['first'] or '-':>10} {r['freed_first']:>11,} {r['lost_first']:>16,} "
-                   f"{r['input_tokens']:>12,} {r['peak']:>7,} {r['breaks']:>6} {r['lost']:>10,}")
-    return "\n".join(out)
+    return text_table(
+        ["clear_at_least", "first edit", "freed there", "cache lost there", "input tokens", "peak", "breaks",
+         "cache lost"],
+        [[f"{r['clear_at_least']:,}", r["first"] or "-", f"{r['freed_first']:,}", f"{r['lost_first']:,}",
+          f"{r['input_tokens']:,}", f"{r['peak']:,}", r["breaks"], f"{r['lost']:,}"] for r in rows],
+        ">" * 8, widths=[14, 10, 11, 16, 12, 7, 6, 10])
 
 
 def layers_cache_breaks(run: Run, layers=("budget", "noise", "micro"), settings: Settings = Settings()) -> dict:

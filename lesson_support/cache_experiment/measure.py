@@ -10,6 +10,7 @@ from typing import NamedTuple
 from lesson_support.cache_experiment.building import STRATEGIES, _RunState, build_request
 from lesson_support.cache_experiment.script import scripted_steps
 from course.usage import describe, read_usage, total
+from course.tables import text_table
 from solutions.costs import OPENAI_RULES, CacheRules
 from solutions.tokens import request_token_ids
 
@@ -86,16 +87,15 @@ def hit_rate_table(measurements: dict[str, list[RequestRecord]]) -> list[dict]:
 
 
 def format_hit_rate_table(rows: list[dict]) -> str:
-    lines = [f"{'strategy':<28} {'prompt tokens':>13} {'cached':>8} {'hit rate':>8} "
-             f"{'calls hit':>9}"]
+    lines = []
     for r in rows:
         if r["cached_tokens"] is None or r["prompt_tokens"] is None:
-            lines.append(f"{r['strategy']:<28} {describe(r['prompt_tokens']):>13} "
-                         f"cached: {describe(r['cached_tokens'])}")
-            continue
-        lines.append(f"{r['strategy']:<28} {r['prompt_tokens']:>13,} {r['cached_tokens']:>8,} "
-                     f"{r['hit_rate']:>8.1%} {r['calls_with_hits']:>4}/{r['calls']:<4}")
-    return "\n".join(lines)
+            lines.append([r["strategy"], describe(r["prompt_tokens"]), f"cached: {describe(r['cached_tokens'])}"])
+        else:
+            lines.append([r["strategy"], f"{r['prompt_tokens']:,}", f"{r['cached_tokens']:,}",
+                          f"{r['hit_rate']:.1%}", f"{r['calls_with_hits']:>4}/{r['calls']:<4}"])
+    return text_table(["strategy", "prompt tokens", "cached", "hit rate", "calls hit"], lines, "<>>>>",
+                      widths=[28, 13, 8, 8, 9])
 
 
 def _bar_colour(rate: float, best: float) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from lesson_support.injection.data import load_rows
 from lesson_support.injection.layers import LAYERS
 from lesson_support.injection.session import make_agent
+from course.tables import text_table
 
 
 def cumulative_configs() -> list[tuple[str, tuple[str, ...]]]:
@@ -59,27 +60,22 @@ def verdict_grid(results: dict[str, list]) -> str:
     """A text table: one line per row, one column per configuration (. blocked/done, X not)."""
     labels = list(results)
     names = [v.name for v in next(iter(results.values()))]
-    width = max(len(n) for n in names) + 1
-    head = " " * width + " ".join(f"{i + 1:>2}" for i in range(len(labels)))
-    lines = [head]
-    for r, name in enumerate(names):
-        marks = []
-        for label in labels:
-            v = results[label][r]
-            marks.append(" ." if v.ok else (" X" if v.kind == "attack" else " F"))
-        lines.append(f"{name:<{width}}" + " ".join(marks))
-    lines.append("")
-    lines += [f"{i + 1:>2} = {label}" for i, label in enumerate(labels)]
-    return "\n".join(lines)
+    rows = [[name] + ["." if v.ok else ("X" if v.kind == "attack" else "F")
+                      for v in (results[label][r] for label in labels)]
+            for r, name in enumerate(names)]
+    grid = text_table([""] + [str(i + 1) for i in range(len(labels))], rows, "<" + ">" * len(labels),
+                      widths=[max(len(n) for n in names) + 1] + [2] * len(labels),
+                      sep=[""] + [" "] * (len(labels) - 1))
+    return grid + "\n\n" + "\n".join(f"{i + 1:>2} = {label}" for i, label in enumerate(labels))
 
 
 def counts_table(results: dict[str, list], tasks: bool = True) -> str:
     """Attacks blocked (and, if `tasks`, legitimate tasks completed) per configuration."""
-    lines = [f"{'configuration':<24} {'attacks blocked':>16}" + (f" {'tasks completed':>16}" if tasks else "")]
+    rows = []
     for label, verdicts in results.items():
         c = blocked_counts(verdicts)
-        line = f"{label:<24} {c['blocked']:>9} of {c['attacks']}"
-        if tasks:
-            line = f"{line:<41} {c['completed']:>9} of {c['tasks']}"
-        lines.append(line)
-    return "\n".join(lines)
+        rows.append([label, f"{c['blocked']:>9} of {c['attacks']:<3}", f"{c['completed']:>9} of {c['tasks']:<3}"])
+    headers = ["configuration", "attacks blocked", "tasks completed"]
+    columns = 3 if tasks else 2
+    return text_table(headers[:columns], [row[:columns] for row in rows], "<>>"[:columns],
+                      widths=[24, 16, 16][:columns], strip=True)

@@ -11,6 +11,7 @@ from solutions.sandbox.hardened import LAYERS
 from lesson_support.redteam.commands import ATTACKS, ATTACKS_BY_NAME, Attack
 from lesson_support.redteam.judging import CANARIES, Outcome
 from lesson_support.redteam.machine import depends_on_machine, has
+from course.tables import text_table
 
 CUMULATIVE = {  # column title -> layers switched on (() is the naive tool)
     "naive": (),
@@ -61,16 +62,14 @@ def format_table(columns: dict[str, dict[str, Outcome]], attacks=ATTACKS, layers
     rows shown). `layers` maps each column title to its layers (default: CONFIGURATIONS)."""
     layers = {**CONFIGURATIONS, **(layers or {})}
     titles = list(columns)
-    rows = [["attack", "category", *titles]]
+    rows = []
     for attack in attacks:
         name = attack.name + (f" ({attack.needs})" if attack.needs else "")
         rows.append([name, attack.category,
                      *(table_cell(attack, columns[t][attack.name], layers[t]) for t in titles)])
     rows.append(["blocked", "", *(f"{count_blocked(columns[t], layers[t])}/{len(columns[t])}"
                                   for t in titles)])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(text.ljust(width) for text, width in zip(row, widths)).rstrip()
-             for row in rows]
+    lines = [text_table(["attack", "category", *titles], rows, "<" * (2 + len(titles)), sep="  ", strip=True)]
     if any(depends_on_machine(a, layers[t]) for a in attacks for t in titles):
         lines.append("* where /bin/sh is bash (bash) or awk is gawk (gawk); blocked elsewhere, "
                      "because the shell or awk rejects the syntax")

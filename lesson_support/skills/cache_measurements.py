@@ -3,6 +3,7 @@ tool list does, their tables, and the cached tokens predicted offline."""
 from __future__ import annotations
 
 from course.usage import NOT_REPORTED, describe, total
+from course.tables import text_table
 from lesson_support.cache_experiment import expected_cached_tokens
 from lesson_support.skills.catalogue import CATALOG_BUDGET
 from lesson_support.skills.harness import SYSTEM_PROMPT, skill_result_text
@@ -109,11 +110,11 @@ def format_placements(rows_by_placement: dict[str, list[dict]]) -> str:
     placement computed afresh over its requests."""
     placements = list(rows_by_placement)
     labels = [r["request"] for r in rows_by_placement[placements[0]]]
-    lines = [f"{'request':<32}" + "".join(f"{p:>24}" for p in placements)]
-    for i, label in enumerate(labels):
-        lines.append(f"{label:<32}" + "".join(
-            f"{_of(rows[i]['cached_tokens'], rows[i]['prompt_tokens'], 11)}    "
-            for rows in rows_by_placement.values()))
+    # a cell is 25 characters under a 24-character heading: the table as the lesson first printed it
+    lines = [text_table(["request", *placements],
+                        [[label] + [f"{_of(rows[i]['cached_tokens'], rows[i]['prompt_tokens'], 11)}    "
+                                    for rows in rows_by_placement.values()] for i, label in enumerate(labels)],
+                        "<" + ">" * len(placements), widths=[32] + [24] * len(placements), sep="")]
     for placement, rows in rows_by_placement.items():
         lines.append(f"{placement:<22} tokens computed afresh over the {len(rows)} requests: "
                      f"{describe(_uncached(rows))}")
@@ -168,11 +169,11 @@ def measure_tool_change(client, model: str, change: str, tools: list[dict], extr
 
 def format_tool_changes(rows: list[dict]) -> str:
     """One line per change: the next request's cached tokens, and the one after's."""
-    lines = [f"{'change':<10} {'the next request':>22} {'and the one after':>22}   what changed"]
-    for r in rows:
-        lines.append(f"{r['change']:<10} {_of(r['cached_tokens'], r['prompt_tokens'])} cached "
-                     f"{_of(r['next_cached_tokens'], r['next_prompt_tokens'])} cached   "
-                     f"{TOOL_CHANGES[r['change']]}")
+    lines = [text_table(["change", "the next request", "and the one after", "what changed"],
+                        [[r["change"], f"{_of(r['cached_tokens'], r['prompt_tokens'])} cached",
+                          f"{_of(r['next_cached_tokens'], r['next_prompt_tokens'])} cached",
+                          TOOL_CHANGES[r["change"]]] for r in rows],
+                        "<>><", widths=[10, 22, 22, 0], sep=[" ", " ", "   "])]
     return "\n".join(lines + _not_reported_note(rows))
 
 

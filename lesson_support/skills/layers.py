@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from course.tables import text_table
+
 from lesson_support.skills.catalogue import SKILLS_DIR, course_skills, skill_files
 from solutions.skills import catalog_line, read_skill_file
 from solutions.tokens import count_tokens
@@ -30,11 +32,8 @@ def layer_rows(folder: Path = SKILLS_DIR) -> list[LayerRow]:
 
 
 def format_layer_rows(rows: list[LayerRow]) -> str:
-    lines = [f"{'skill':<18} {'layer 1':>8} {'layer 2':>8} {'layer 3':>8}  files",
-             f"{'':<18} {'line':>8} {'body':>8} {'files':>8}"]
-    for r in rows:
-        lines.append(f"{r.skill:<18} {r.catalogue:>8} {r.body:>8} {r.files:>8}  "
-                     f"{', '.join(r.file_names) or '-'}")
-    lines.append(f"{'total':<18} {sum(r.catalogue for r in rows):>8} {sum(r.body for r in rows):>8} "
-                 f"{sum(r.files for r in rows):>8}")
-    return "\n".join(lines)
+    body = [["", "line", "body", "files"]]  # the headers' second line
+    body += [[r.skill, r.catalogue, r.body, r.files, ", ".join(r.file_names) or "-"] for r in rows]
+    body.append(["total", sum(r.catalogue for r in rows), sum(r.body for r in rows), sum(r.files for r in rows)])
+    return text_table(["skill", "layer 1", "layer 2", "layer 3", "files"], body, "<>>><",
+                      widths=[18, 8, 8, 8, 0], sep=[" ", " ", " ", "  "])

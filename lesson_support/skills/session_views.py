@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from course.tables import text_table
+
 from lesson_support.skills.harness import ToolRun
 from lesson_support.skills.review import SENDING_TOOLS
 from lesson_support.skills.sessions import PROVIDER_MAX_CALLS, Step, try_session
@@ -35,12 +37,12 @@ def first_reply(steps: list[Step]) -> str:
 
 def format_session(requests: list[str], steps: list[Step]) -> str:
     """A session as a table: per request, how many replies and which tools they called."""
-    lines = [f"{'#':>2} {'request':<44} {'replies':>7}  calls"]
+    rows = []
     for n, request in enumerate(requests, 1):
         mine = [s for s in steps if s.request == n]
-        calls = [name for s in mine for name, _ in s.calls]
-        lines.append(f"{n:>2} {request[:44]:<44} {len(mine):>7}  {' '.join(calls)}")
-    return "\n".join(lines)
+        rows.append([n, request[:44], len(mine), " ".join(name for s in mine for name, _ in s.calls)])
+    return text_table(["#", "request", "replies", "calls"], rows, "><><", widths=[2, 44, 7, 0],
+                      sep=[" ", " ", "  "])
 
 
 def hostile_view(steps: list[Step]) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from enum import Enum
 
+from course.tables import text_table
+
 from solutions.costs.billing import Request, cumulative_cost_by_step, price_requests, price_run
 from solutions.costs.breakpoints import Breakpoints
 from solutions.costs.prices import SEED_PRICES, Prices, _check_prices
@@ -188,12 +190,10 @@ def strategy_table(run: Run = SEED_RUN, prices: Prices = SEED_PRICES, rules: Cac
 
 
 def format_strategy_table(rows: Sequence[dict]) -> str:
-    lines = [f"{'strategy':<38} {'input tokens':>13} {'hit rate':>8} {'last step':>10} "
-             f"{'calls':>5} {'USD':>9}"]
-    for r in rows:
-        lines.append(f"{r['strategy']:<38} {r['input_tokens']:>13,} {r['hit_rate']:>8.1%} "
-                     f"{r['last_prompt']:>10,} {r['calls']:>5} {r['usd']:>9.4f}")
-    return "\n".join(lines)
+    return text_table(["strategy", "input tokens", "hit rate", "last step", "calls", "USD"],
+                      [[r["strategy"], f"{r['input_tokens']:,}", f"{r['hit_rate']:.1%}", f"{r['last_prompt']:,}",
+                        r["calls"], f"{r['usd']:.4f}"] for r in rows],
+                      "<>>>>>", widths=[38, 13, 8, 10, 5, 9])
 
 
 def break_even_step(baseline: Sequence[float], candidate: Sequence[float]) -> int | None:
