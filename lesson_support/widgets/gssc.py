@@ -89,8 +89,8 @@ def summary_line(view: dict, config: ContextConfig) -> str:
     counts = {}
     for row in view["rows"]:
         counts[row["status"]] = counts.get(row["status"], 0) + 1
-    parts = ", ".join(f"{n} {shown}" for shown, n in
-                      ((_(name), n) for name, n in counts.items()))
+    parts = _(", ").join(_("{count} {status}").format(count=n, status=_(name))
+                         for name, n in counts.items())
     cut = _(" Compress cut entries (see the [cut] lines).") if built.cuts else ""
     line = _("Context: {tokens} of {limit} tokens (budget {budget} − reserve {reserve}). "
              "Candidates: {candidates}.").format(

@@ -69,14 +69,16 @@ def referenced_files(skill: Skill, folder=SKILLS_DIR) -> list[str]:
 def layers(request: str, skills: list[Skill], folder=SKILLS_DIR) -> list[tuple[str, str, int]]:
     """(layer, what, tokens) of the skill text a request brings into the context."""
     catalog = build_catalog(skills, CATALOG_BUDGET)
-    rows = [("1 catalogue", f"{len(catalog.included)} skills, always there", catalog.tokens)]
+    rows = [(_("1 catalogue"), _("{count} skills, always there").format(count=len(catalog.included)),
+             catalog.tokens)]
     name = chosen(match_scores(request, skills))
     if name is None:
         return rows
     skill = next(s for s in skills if s.name == name)
-    rows.append(("2 body", f"{name}, loaded by load_skill", count_tokens(skill_result_text(skill))))
+    rows.append((_("2 body"), _("{skill}, loaded by load_skill").format(skill=name),
+                 count_tokens(skill_result_text(skill))))
     for f in referenced_files(skill, folder):
-        rows.append(("3 file", f"{name}/{f}, read when its step runs",
+        rows.append((_("3 file"), _("{skill}/{file}, read when its step runs").format(skill=name, file=f),
                      count_tokens(read_skill_file(folder, name, f))))
     return rows
 
