@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from solutions.agent_loop import run_agent, validate_messages
+from tests.messages import tool_call
 from tests.runtime.test_llm_model import RESULTS, VANCOUVER, VANCOUVER_TOOLS
 
 
@@ -60,21 +61,17 @@ def test_run_agent_reports_bad_arguments_to_the_model():
     assert "not valid JSON" in json.loads(run["messages"][2]["content"])["error"]
 
 
-def CALL(i):
-    return {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}}
-
-
 def test_validate_messages_finds_each_kind_of_problem():
     assert validate_messages("nope") == ["messages must be a list, not str"]
     assert validate_messages([]) == ["messages is empty: a request needs at least one message"]
     problems = validate_messages([
         {"role": "wizard", "content": "x"},                                  # 0 bad role
         {"role": "tool", "tool_call_id": "ghost", "content": "r"},           # 1 orphan
-        {"role": "assistant", "tool_calls": [CALL("a"), CALL("b")]},         # 2 calls
+        {"role": "assistant", "tool_calls": [tool_call("a"), tool_call("b")]},  # 2 calls
         {"role": "tool", "tool_call_id": "b", "content": "r"},               # 3 answers b
         {"role": "user", "content": "next"},                                 # 4 closes a unanswered
         {"role": "tool", "tool_call_id": "a", "content": "late"},            # 5 out of order
-        {"role": "assistant", "tool_calls": [CALL("b")]},                    # 6 reused id
+        {"role": "assistant", "tool_calls": [tool_call("b")]},               # 6 reused id
     ])
     assert len(problems) == 6
     assert "messages[0]" in problems[0] and "wizard" in problems[0]
@@ -93,7 +90,7 @@ def valid_histories(draw):
     for _ in range(draw(st.integers(0, 5))):
         ids = [f"call_{n + k}" for k in range(draw(st.integers(1, 4)))]
         n += len(ids)
-        messages.append({"role": "assistant", "content": None, "tool_calls": [CALL(i) for i in ids]})
+        messages.append({"role": "assistant", "content": None, "tool_calls": [tool_call(i) for i in ids]})
         messages += [{"role": "tool", "tool_call_id": i, "content": "ok"} for i in draw(st.permutations(ids))]
         if draw(st.booleans()):
             messages.append({"role": "user", "content": "more"})

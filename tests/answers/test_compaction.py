@@ -20,6 +20,7 @@ from solutions.compaction import (BACKUPS_HEADING, COMPACTION_INSTRUCTION,
 from solutions.tokens import count_request_tokens, request_token_ids
 from solutions.truncation import Workspace
 from course.paths import DATA_DIR
+from tests.messages import calling as asks, tool_call, tool_result as result
 
 DATA = DATA_DIR / "compaction"
 MODEL = "teaching-model"
@@ -41,16 +42,7 @@ def tools():
 
 
 def call(call_id, name="run_command", **args):
-    return {"id": call_id, "type": "function",
-            "function": {"name": name, "arguments": json.dumps(args)}}
-
-
-def asks(*calls, content=None):
-    return {"role": "assistant", "content": content, "tool_calls": list(calls)}
-
-
-def result(call_id, content="ok"):
-    return {"role": "tool", "tool_call_id": call_id, "content": content}
+    return tool_call(call_id, name, args)
 
 
 def old_part(original, compacted):

@@ -10,6 +10,7 @@ from solutions.compaction import check_pairing
 from solutions.injection import (CLOSE, EXTERNAL_TOOL, FENCED, Effects, ToolPolicy, fence,
                                  guard_call, judge, neutralise, run_attack_table,
                                  separate_roles, tally, unfence)
+from tests.messages import calling, tool_call
 
 # What the teaching model (course/llm/untrusted.py) takes for a fence.
 MODEL_FENCE = re.compile(r"<external_content\b([^>]*)>(.*?)</external_content>", re.S | re.I)
@@ -62,8 +63,7 @@ def test_a_fenced_text_can_never_close_the_fence_early(content, source):
 
 # ------------------------------------------------------------------ separate_roles
 def _call(cid, name="fetch_page"):
-    return {"role": "assistant", "content": None,
-            "tool_calls": [{"id": cid, "type": "function", "function": {"name": name, "arguments": "{}"}}]}
+    return calling(tool_call(cid, name))
 
 
 def test_separate_moves_fenced_text_out_of_system_and_user():

@@ -2,8 +2,6 @@
 never overwrites what layer 1 saved, reused call ids are neither mixed up by the budget nor
 accepted by LayeredCompactor, and a context over the window is never returned silently.
 Properties run over `lesson_support.foreign_transcripts` (every shape, mixed)."""
-import json
-
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -13,6 +11,7 @@ from solutions.production_compaction import (CLEARED_MARK, LAYERS, ContextOverfl
                                              LayeredCompactor, ResultStore, Settings,
                                              budget_tool_results, is_preview, micro_compact)
 from solutions.compaction import text_of
+from tests.messages import calling, tool_call, tool_result
 
 PROPERTY = settings(max_examples=25, deadline=None, derandomize=True)
 HEAD = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": "Go."}]
@@ -20,10 +19,7 @@ BIG = "\n".join(f"line {k}: " + "x" * 60 for k in range(300))
 
 
 def turn(call_id: str, content: str, name: str = "run_command") -> list[dict]:
-    return [{"role": "assistant", "content": None, "tool_calls": [
-                {"id": call_id, "type": "function",
-                 "function": {"name": name, "arguments": json.dumps({"command": "make"})}}]},
-            {"role": "tool", "tool_call_id": call_id, "content": content}]
+    return [calling(tool_call(call_id, name, {"command": "make"})), tool_result(call_id, content)]
 
 
 def marker_path(content: str) -> str:

@@ -18,6 +18,7 @@ from solutions.reasoning_stream import (ASK, FIELD, LOOP_TOOLS, PASS_BACK, POLIC
                                         decision_record, first_ready_call, history_for,
                                         loop_history, loop_step, parse_stream, reason, reasoning_budget,
                                         think_tokens)
+from tests.messages import tool_call
 
 
 @pytest.fixture(scope="module")
@@ -59,16 +60,12 @@ def chunks_of(message, sizes, order):
     return out + [{"object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": 1}}]
 
 
-def call(i, name, args):
-    return {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": args}}
-
-
 cities = st.text(alphabet=st.sampled_from('ab Zürich東京"\\}{é'), min_size=1, max_size=12)
 
 
 @st.composite
 def messages(draw):
-    calls = [call(i, "get_weather", json.dumps({"city": draw(cities)}, ensure_ascii=draw(st.booleans())))
+    calls = [tool_call(f"call_{i}", "get_weather", json.dumps({"city": draw(cities)}, ensure_ascii=draw(st.booleans())))
              for i in range(draw(st.integers(0, 3)))]
     return {"content": draw(st.none() | st.text(min_size=1, max_size=20)),
             "reasoning_content": draw(st.none() | st.text(min_size=1, max_size=40)),
@@ -112,7 +109,7 @@ def test_the_teaching_models_streams_parse_to_their_unstreamed_replies(client):
 
 def test_a_call_cut_before_its_arguments_close_never_starts():
     for text in ('{"city": "Oslo"', '{"city": "Oslo\\"}', '{"city": "a}', '{"city": "\\u00'):
-        assert first_ready_call({"tool_calls": [call(0, "get_weather", text)]}) is None
+        assert first_ready_call({"tool_calls": [tool_call("call_0", "get_weather", text)]}) is None
 
 
 # ------------------------------------------------------------------ history_for

@@ -17,6 +17,7 @@ from solutions.status_bar import (CLOSE, OPEN, events_from_messages, field_error
                                   is_status_message, latest_status, new_status, parse_status,
                                   place_status, render_status, replay, stamp, status_accuracy,
                                   status_fields, update_status)
+from tests.messages import calling, tool_call, tool_result as result
 
 PROPERTY = settings(max_examples=150)
 TOOLS = ("call_merchant", "web_search", "read_file")
@@ -210,13 +211,7 @@ def test_render_and_parse_round_trip(events):
 # ------------------------------------------------------------------------ place_status
 
 def assistant(*ids):
-    return {"role": "assistant", "content": None, "tool_calls": [
-        {"id": i, "type": "function", "function": {"name": "web_search", "arguments": "{}"}}
-        for i in ids]}
-
-
-def result(i):
-    return {"role": "tool", "tool_call_id": i, "content": "ok"}
+    return calling(*(tool_call(i, "web_search") for i in ids))
 
 
 BASE = [{"role": "system", "content": "You help."}, {"role": "user", "content": "Cancel my plan."}]
@@ -299,8 +294,7 @@ def test_stamp_prefixes_the_time():
 # ------------------------------------------------------------------------ events from the log
 
 def merchant_call(i, merchant):
-    return {"role": "assistant", "content": None, "tool_calls": [{"id": i, "type": "function",
-            "function": {"name": "call_merchant", "arguments": json.dumps({"merchant": merchant})}}]}
+    return calling(tool_call(i, "call_merchant", {"merchant": merchant}))
 
 
 def test_events_come_from_the_agents_calls_not_from_result_text():
@@ -317,12 +311,9 @@ def test_events_come_from_the_agents_calls_not_from_result_text():
 
 
 def test_todo_and_directory_tools_become_events():
-    def tool_call(i, name, args):
-        return {"role": "assistant", "content": None, "tool_calls": [
-            {"id": i, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
-    messages = [tool_call("t1", "rewrite_todo_list", {"items": [{"id": "1", "content": "Cancel"}]}),
-                result("t1"), tool_call("t2", "update_todo_status", {"id": "1", "status": "done"}),
-                result("t2"), tool_call("t3", "change_directory", {"path": "/tmp/refunds"}), result("t3")]
+    messages = [calling(tool_call("t1", "rewrite_todo_list", {"items": [{"id": "1", "content": "Cancel"}]})),
+                result("t1"), calling(tool_call("t2", "update_todo_status", {"id": "1", "status": "done"})),
+                result("t2"), calling(tool_call("t3", "change_directory", {"path": "/tmp/refunds"})), result("t3")]
     s = replay(events_from_messages(messages))
     assert s["todos"] == {"1": {"content": "Cancel", "status": "done"}} and s["cwd"] == "/tmp/refunds"
 

@@ -19,6 +19,7 @@ from solutions.compaction import check_pairing
 from solutions.status_bar import (CLOSE, EVENT_TYPES, OPEN, SKIPPED, StatusMessage,
                                   events_from_messages, is_status_message, latest_status,
                                   new_status, place_status, render_status, replay)
+from tests.messages import calling, tool_call, tool_result as result
 
 PROPERTY = settings(max_examples=150)
 BAR1 = render_status({**new_status(), "calls": {"call": 1}})
@@ -28,12 +29,7 @@ BASE = [{"role": "system", "content": "You help."}, {"role": "user", "content": 
 
 
 def assistant(*ids, name="web_search"):
-    return {"role": "assistant", "content": None, "tool_calls": [
-        {"id": i, "type": "function", "function": {"name": name, "arguments": "{}"}} for i in ids]}
-
-
-def result(i, content="ok"):
-    return {"role": "tool", "tool_call_id": i, "content": content}
+    return calling(*(tool_call(i, name) for i in ids))
 
 
 # ------------------------------------------------------------------------ place_status
@@ -129,10 +125,6 @@ def test_only_the_frameworks_bars_change(drawn, mode):
 
 # ------------------------------------------------------------------------ events_from_messages
 
-def call_message(*calls):
-    return {"role": "assistant", "content": None, "tool_calls": list(calls)}
-
-
 GOOD = {"id": "g", "type": "function", "function": {"name": "call", "arguments": '{"merchant": "Xfinity"}'}}
 
 
@@ -144,7 +136,7 @@ GOOD = {"id": "g", "type": "function", "function": {"name": "call", "arguments":
     ("call", "no 'function' object"),                                  # before: AttributeError
 ])
 def test_a_call_that_names_no_tool_is_skipped_with_a_reason(bad, why):
-    events = events_from_messages([call_message(bad, GOOD)], {"call": "merchant"})
+    events = events_from_messages([calling(bad, GOOD)], {"call": "merchant"})
     assert events[0]["type"] == "error" and events[0]["error_type"] == SKIPPED
     assert why in events[0]["message"] and "messages[0].tool_calls[0]" in events[0]["message"]
     status = replay(events, new_status(limits={"call.*": 3}))
@@ -160,14 +152,14 @@ def test_a_call_that_names_no_tool_is_skipped_with_a_reason(bad, why):
     ({"id": "e", "function": {"name": "call", "arguments": None}}, None),
 ])
 def test_a_named_call_with_odd_arguments_still_counts(call, target):
-    events = events_from_messages([call_message(call), result("l")], {"call": "merchant"})
+    events = events_from_messages([calling(call), result("l")], {"call": "merchant"})
     assert events == [{"type": "tool_call", "tool": "call", "target": target}]
 
 
 def test_odd_shapes_never_raise():
     messages = [5, None, {"role": "assistant", "tool_calls": 5}, {"role": ["user"]},
                 {"role": "tool", "tool_call_id": ["x"], "content": '{"error": {"message": "boom"}}'},
-                call_message({"id": "t", "function": {"name": "rewrite_todo_list",
+                calling({"id": "t", "function": {"name": "rewrite_todo_list",
                                                       "arguments": '{"items": ["a", 3]}'}})]
     events = events_from_messages(messages)
     assert [e["type"] for e in events] == ["error", "tool_result", "tool_call", "error"]
@@ -213,7 +205,7 @@ def test_malformed_calls_neither_hide_nor_add_a_well_formed_one(mixed):
     named = sum(isinstance(c, dict) and isinstance(c.get("function"), dict)
                 and isinstance(c["function"].get("name"), str) and bool(c["function"]["name"].strip())
                 for c in calls)
-    events = events_from_messages([call_message(*calls)])
+    events = events_from_messages([calling(*calls)])
     assert sum(e["type"] == "tool_call" for e in events) == named
     assert sum(e.get("error_type") == SKIPPED and "not counted" in e["message"] for e in events) \
         == len(calls) - named

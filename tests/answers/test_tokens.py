@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from lesson_support.widgets import tokens as widget
 from solutions import tokens as T
+from tests.messages import tool_call as _call
 
 # What the study guide's hands-on lab 1 prints for its four samples (o200k_base).
 SEED_PRINTED = [
@@ -26,10 +27,6 @@ TOOLS = [
         "parameters": {"type": "object", "properties": {"command": {"type": "string"},
                                                         "timeout_s": {"type": "integer"}}}}},
 ]
-
-
-def _call(call_id, name, arguments):
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
 # Request shapes the count must get exactly right: every branch of the documented template.

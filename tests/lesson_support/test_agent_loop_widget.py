@@ -5,6 +5,7 @@ import pytest
 from lesson_support.widgets.agent_loop import (agent_stepper, as_runs, move, record_run,
                                                repeated_calls, run_outcome, step_html,
                                                step_summary)
+from tests.messages import tool_call as call
 from tests.runtime.test_llm_model import RESULTS, VANCOUVER, VANCOUVER_TOOLS
 
 
@@ -23,10 +24,6 @@ def runs(client):
     return {"happy path": record_run(client, VANCOUVER, VANCOUVER_TOOLS, execute),
             "stuck run": record_run(client, VANCOUVER, VANCOUVER_TOOLS, broken_weather,
                                     max_iterations=4)}
-
-
-def call(call_id, name="f", arguments="{}"):
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
 def test_the_happy_path_records_each_call(runs):

@@ -16,6 +16,7 @@ import course.llm
 from course.llm.context_editing import (EDIT_TYPE, PLACEHOLDER, apply_edits,
                                         parse_context_management)
 from course.llm.template import (fixed_token_count, message_token_count, prompt_token_ids)
+from tests.messages import tool_call
 
 MODEL = course.llm.MODEL_NAME
 TOOLS = [{"type": "function", "function": {
@@ -34,8 +35,7 @@ def client():
 
 
 def call(call_id: str, name: str, value: str) -> dict:
-    return {"id": call_id, "type": "function",
-            "function": {"name": name, "arguments": json.dumps({ARG[name]: value})}}
+    return tool_call(call_id, name, {ARG[name]: value})
 
 
 def agent_run(names, size=300, system="You are a coding agent. Read what you need, then answer."):

@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from tests.messages import tool_call as call
+
 MODEL = "teaching-model"
 
 
@@ -12,10 +14,6 @@ def tool(tool_name, description, **properties):
         "name": tool_name, "description": description,
         "parameters": {"type": "object", "properties": {
             key: {"type": kind} for key, kind in properties.items()}, "required": list(properties)}}}
-
-
-def call(call_id, name, args):
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
 
 
 def ask(client, messages, tools=None, **kwargs):

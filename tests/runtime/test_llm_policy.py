@@ -11,6 +11,7 @@ import course.llm
 from course.llm import policy
 from course.llm.server import TeachingModel
 from tests.runtime.test_llm_model import VANCOUVER_TOOLS
+from tests.messages import tool_call as call
 
 MODEL = "teaching-model"
 TOOLS = VANCOUVER_TOOLS  # the textbook's two tools, as the model tests define them
@@ -20,10 +21,6 @@ TIME = '{"timezone": "America/Vancouver", "datetime": "2025-09-13T05:18:47", "da
 
 def ask(client, messages, **kwargs):
     return client.chat.completions.create(model=MODEL, messages=messages, **kwargs)
-
-
-def call(call_id, name, args):
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
 
 
 def rules_of(completion):

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from course.identifiers import error_causes, identifiers
 from course.llm.summary import asks_for_summary
 from course.paths import DATA_DIR
+from tests.messages import tool_call as call
 
 MODEL = "teaching-model"
 REQUEST = {"role": "user", "content": "Summarise the conversation so far for a compaction."}
@@ -22,10 +23,6 @@ def summary_of(client, messages):
 def section(text, title):
     body = text.split(f"## {title}\n", 1)[1]
     return body.split("\n\n## ", 1)[0]
-
-
-def call(call_id, name, args):
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
 
 
 @pytest.mark.parametrize("text, whole", [

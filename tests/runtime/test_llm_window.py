@@ -11,12 +11,9 @@ from course.llm import template
 from course.llm.models import MODEL_NAME, MODELS, model_spec, model_table, prompt_in_window
 from course.llm.server import TeachingModel
 from course.llm.validation import RequestError
+from tests.messages import user
 
 SMALL = "teaching-model-8k"
-
-
-def user(text):
-    return [{"role": "user", "content": text}]
 
 
 def tokens_of(messages):
@@ -36,7 +33,7 @@ def test_the_default_window_holds_every_lesson():
 
 
 def test_over_the_window_is_openais_400_through_the_sdk(client):
-    messages = user("word " * 9_000)
+    messages = [user("word " * 9_000)]
     size = tokens_of(messages)
     assert size > 8_192
     with pytest.raises(openai.BadRequestError) as caught:
@@ -52,7 +49,7 @@ def test_over_the_window_is_openais_400_through_the_sdk(client):
 
 
 def test_max_tokens_counts_against_the_window(client):
-    messages = user("word " * 6_000)
+    messages = [user("word " * 6_000)]
     size = tokens_of(messages)
     ok = client.chat.completions.create(model=SMALL, messages=messages, max_tokens=8_192 - size)
     assert ok.usage.prompt_tokens == size
@@ -68,7 +65,7 @@ def test_max_tokens_counts_against_the_window(client):
 def test_a_reply_that_would_overflow_the_window_is_cut():
     model = TeachingModel()
     filler = "word " * 8_160
-    body = {"model": SMALL, "messages": user(filler + "\nHello")}
+    body = {"model": SMALL, "messages": [user(filler + "\nHello")]}
     room = 8_192 - tokens_of(body["messages"])
     assert 0 < room < 100  # the default rule's reply repeats the request: longer than the room
     reply = model.complete(body)
@@ -90,7 +87,7 @@ def test_the_list_of_models_says_each_window(server):
 def test_25_million_tokens_are_refused_from_their_size_alone(monkeypatch):
     # Regression (issue 25 item 5): the teaching model answered 200 to 25 million tokens. The
     # refusal must not tokenise them: here tokenising fails the test.
-    messages = user("a " * 25_000_000)
+    messages = [user("a " * 25_000_000)]
     monkeypatch.setattr(template, "pieces_token_ids",
                         lambda pieces: pytest.fail("tokenised a request its size proves over"))
     with pytest.raises(RequestError) as caught:
@@ -102,7 +99,7 @@ def test_25_million_tokens_are_refused_from_their_size_alone(monkeypatch):
 
 
 def test_a_large_request_its_size_cannot_prove_over_is_counted_and_fits():
-    messages = user("word " * 1_000_000)  # past EXACT_UP_TO_BYTES, a million tokens
+    messages = [user("word " * 1_000_000)]  # past EXACT_UP_TO_BYTES, a million tokens
     pieces = template.render_pieces(messages)
     assert template.pieces_byte_ceiling(pieces) > model_spec(MODEL_NAME).context_window
     assert template.pieces_token_floor(pieces) < model_spec(MODEL_NAME).context_window
@@ -158,7 +155,7 @@ def test_the_bounds_hold_on_any_text(parts):
 @given(st.integers(0, 3_000), st.sampled_from(["a ", "word ", "----", "é ", "\n", "x"]),
        st.integers(0, 5_000) | st.none())
 def test_refused_exactly_when_the_prompt_and_max_tokens_exceed_the_window(n, unit, asked):
-    messages = user(unit * n)
+    messages = [user(unit * n)]
     size = tokens_of(messages)
     fits = size + (asked or 0) <= 8_192
     try:
@@ -171,7 +168,7 @@ def test_refused_exactly_when_the_prompt_and_max_tokens_exceed_the_window(n, uni
 
 def test_explain_says_why_a_request_was_refused(client):
     with pytest.raises(openai.BadRequestError) as caught:
-        client.chat.completions.create(model=SMALL, messages=user("word " * 9_000))
+        client.chat.completions.create(model=SMALL, messages=[user("word " * 9_000)])
     text = str(course.llm.explain(caught.value))
     assert "HTTP 400, code context_length_exceeded" in text and "context window" in text
     assert "8192 tokens" in text
