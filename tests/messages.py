@@ -28,3 +28,10 @@ def calling(*calls: dict, content=None) -> dict:
 
 def tool_result(call_id, content="ok") -> dict:
     return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+def function_tool(name: str, description: str, properties: dict[str, dict]) -> dict:
+    """A tool definition whose parameters are `properties` ({name: JSON schema}), all required."""
+    return {"type": "function", "function": {
+        "name": name, "description": description,
+        "parameters": {"type": "object", "properties": properties, "required": list(properties)}}}

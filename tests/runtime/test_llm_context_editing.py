@@ -16,15 +16,13 @@ import course.llm
 from course.llm.context_editing import (EDIT_TYPE, PLACEHOLDER, apply_edits,
                                         parse_context_management)
 from course.llm.template import (fixed_token_count, message_token_count, prompt_token_ids)
-from tests.messages import tool_call
+from tests.messages import function_tool, tool_call
 
 MODEL = course.llm.MODEL_NAME
-TOOLS = [{"type": "function", "function": {
-    "name": name, "description": about,
-    "parameters": {"type": "object", "properties": {arg: {"type": "string"}}, "required": [arg]}}}
-    for name, about, arg in (("read_file", "Read a file in the workspace", "path"),
-                             ("web_search", "Search the web", "query"),
-                             ("run_command", "Run a shell command", "command"))]
+TOOLS = [function_tool(name, about, {arg: {"type": "string"}})
+         for name, about, arg in (("read_file", "Read a file in the workspace", "path"),
+                                  ("web_search", "Search the web", "query"),
+                                  ("run_command", "Run a shell command", "command"))]
 ARG = {"read_file": "path", "web_search": "query", "run_command": "command"}
 
 

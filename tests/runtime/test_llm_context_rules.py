@@ -4,16 +4,13 @@ import json
 
 import pytest
 
-from tests.messages import tool_call as call
+from tests.messages import function_tool, tool_call as call
 
 MODEL = "teaching-model"
 
 
 def tool(tool_name, description, **properties):
-    return {"type": "function", "function": {
-        "name": tool_name, "description": description,
-        "parameters": {"type": "object", "properties": {
-            key: {"type": kind} for key, kind in properties.items()}, "required": list(properties)}}}
+    return function_tool(tool_name, description, {key: {"type": kind} for key, kind in properties.items()})
 
 
 def ask(client, messages, tools=None, **kwargs):

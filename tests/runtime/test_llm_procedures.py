@@ -9,16 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import course.llm
+from tests.messages import function_tool
 
 MODEL = course.llm.MODEL_NAME
 
 
 def tool(name, about, **params):
-    return {"type": "function", "function": {
-        "name": name, "description": about,
-        "parameters": {"type": "object", "properties": {p: {"type": "string", "description": d}
-                                                        for p, d in params.items()},
-                       "required": list(params)}}}
+    return function_tool(name, about, {p: {"type": "string", "description": d} for p, d in params.items()})
 
 
 TOOLS = [tool("verify_identity", "Verify the customer's identity from their customer id",

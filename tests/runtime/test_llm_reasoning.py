@@ -13,15 +13,14 @@ from course.llm import template
 from course.llm.models import MODELS, REASONER
 from course.llm.reasoning import POLICIES, THINK_OPEN, think_text
 from course.usage import read_usage
+from tests.messages import function_tool
 from tests.runtime.test_llm_stream_chunks import rebuilt
 
 PLAIN = course.llm.MODEL_NAME
 
 
 def tool(name, about, param):
-    return {"type": "function", "function": {"name": name, "description": about, "parameters": {
-        "type": "object", "properties": {param: {"type": "string", "description": param}},
-        "required": [param]}}}
+    return function_tool(name, about, {param: {"type": "string", "description": param}})
 
 
 TOOLS = [tool("read_file", "Read a file in the workspace", "path"),
