@@ -59,8 +59,8 @@ def ask(run: Run, step: int, placement: str, mode: str, error: int, client=None,
     reply = client.chat.completions.create(model=model, messages=messages, tools=run.tools)
     message = reply.choices[0].message
     if message.tool_calls:
-        text = "(calls " + ", ".join(f"{c.function.name}({c.function.arguments})"
-                                     for c in message.tool_calls) + ")"
+        text = _("(calls {calls})").format(calls=", ".join(f"{c.function.name}({c.function.arguments})"
+                                                           for c in message.tool_calls))
     else:
         text = message.content or ""
     return text, str(course.llm.explain(reply))

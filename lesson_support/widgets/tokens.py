@@ -37,7 +37,8 @@ STYLE = ("<style>.cetok{font-family:monospace;white-space:pre-wrap;line-height:1
 def _piece_html(piece: str, tokens: int, colour: int) -> str:
     text = html.escape(piece).replace("\n", '<span class="nl">↵</span>\n')
     if tokens > 1:
-        return f'<span class="c{colour} m" title="{tokens} tokens">{text}</span>'
+        title = ngettext("{count} token", "{count} tokens", tokens).format(count=tokens)
+        return f'<span class="c{colour} m" title="{title}">{text}</span>'
     return f'<span class="c{colour}">{text}</span>'
 
 
