@@ -152,6 +152,17 @@ CHAPTERS: tuple[Chapter, ...] = (
             "portability",
             "solutions.provider_context", ("chain_turns", "clear_tool_uses", "cache_loss",
                                            "choose_strategy", "self_test")),
+    Chapter("15", "agent_architecture", "An architecture for long runs: action spaces, sub-agents, cache keys",
+            "the action space in layers, fresh and forked sub-agents, cache keys, and the whole context manager",
+            "design a layered action space (about ten atomic tools, a sandboxed shell that filters large "
+            "data where it lies) and measure its prefix tokens, tool-choice errors over seeded trials and "
+            "data tokens; run sub-agents inline, fresh and forked with budgets and a bounded report "
+            "contract, and compare parent and total tokens, cache hits and wall time; count the 2^N cache "
+            "variants of a prompt's switches and move them after the boundary, keep one cache key per "
+            "conversation and one model per session; assemble the course's parts into one context manager "
+            "and measure it against each part and a sliding window",
+            "solutions.architecture", ("digest", "run_children", "cache_variants",
+                                       "move_after_boundary", "filter_in_sandbox", "self_test")),
 )
 
 

@@ -8,7 +8,8 @@ them (lab 15 asks for `digest`, `run_children`, `cache_variants`, `move_after_bo
                   reports), BUDGET_KEYS (what a child's budget may bound), TRANSCRIPTS_DIR
     cache keys    BOUNDARY (the cache-boundary marker), PROMPT_FRAGMENTS (chapter 11's
                   system prompt as fragments, with three switches among them), render_prompt
-    the sandbox   big_log (writes the lesson's large log into a folder)
+    the sandbox   big_log (writes the lesson's large log into a folder), LAB_LOGS (the lab's
+                  small copy, a folder of the repository)
 
 A fragment is a plain dict: {"name": str, "texts": [str, ...]}: one text for a static fragment,
 two or more for a dynamic one (a switch, a date, a user's plan); the boundary is the fragment
@@ -24,6 +25,7 @@ import re
 from pathlib import Path
 
 from course.givens.production_compaction import load_run
+from course.paths import DATA_DIR
 from course.tokenizer import count_tokens  # noqa: F401 (given to the lab)
 
 TRANSCRIPTS_DIR = ".agent/subagents"   # where a child's full transcript is saved
@@ -110,10 +112,14 @@ def render_prompt(fragments: list[dict], choice: dict | None = None) -> str:
 LOG_NAME = "api-2026-03-14.log"
 
 
-def big_log(folder, megabytes: float = 50.0) -> Path:
+LAB_LOGS = DATA_DIR / "architecture"   # the lab's workspace: big_log(LAB_LOGS, 0.25, every=97)
+
+
+def big_log(folder, megabytes: float = 50.0, every: int = 20_011) -> Path:
     """Write the lesson's API log into `folder`: about `megabytes` MB of request lines, of
-    which a few (one in about 20,000) are HTTP 500s on /v1/payouts; the same bytes every time.
-    Returns the file's path."""
+    which one in `every` is an HTTP 500 on /v1/payouts; the same bytes every time. Returns the
+    file's path. (The lab's small copy is committed under LAB_LOGS, which the confined worker
+    of a graded lab can read; tests/answers/test_architecture.py checks it is this output.)"""
     path = Path(folder) / LOG_NAME
     target = int(megabytes * 1_000_000)
     ok = ("2026-03-14T{h:02d}:{m:02d}:{s:02d}Z GET /v1/ledger/{n} status=200 ms={ms} "
@@ -124,7 +130,7 @@ def big_log(folder, megabytes: float = 50.0) -> Path:
         while written < target:
             h, rest = divmod(n // 7, 3600)
             m, s = divmod(rest, 60)
-            if n % 20_011 == 5_000:
+            if n % every == 5_000 % every:
                 line = (f"2026-03-14T{h % 24:02d}:{m:02d}:{s:02d}Z POST /v1/payouts/{n} status=500 "
                         f"ms={900 + n % 97} error=ledger_lock_timeout\n")
             else:
