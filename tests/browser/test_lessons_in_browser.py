@@ -29,6 +29,12 @@ from course.notebooks import WIDGET_NOTE
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+# The Chinese edition (zh-CN/): these lessons run like the English ones, these labs run unsolved;
+# both must show Chinese prose, rendered (no tofu), and the labs' tally in Chinese.
+CHINESE_LESSONS = [ROOT / "zh-CN" / "notebooks" / f"{name}.ipynb"
+                   for name in ("01_agent_loop", "04_compaction", "10_prompt_injection")]
+CHINESE_LABS = [ROOT / "zh-CN" / "labs" / f"{name}.ipynb"
+                for name in ("01_agent_loop_lab", "06_notetool_lab")]
 SHOTS = ROOT / "reports" / "browser"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -61,7 +67,7 @@ def lab_server(tmp_path_factory):
         pytest.skip(reason)
     # JupyterLab autosaves: give it copies, so running lessons never rewrites the repository.
     root = tmp_path_factory.mktemp("lab-root")
-    for folder in ("notebooks", "data"):
+    for folder in ("notebooks", "data", "zh-CN"):
         shutil.copytree(ROOT / folder, root / folder)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -281,16 +287,38 @@ def interact(widget) -> None:
     raise AssertionError("the widget has no control a person could use")
 
 
-@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
-def test_lesson_runs_and_its_widgets_are_live(lab_server, browser, path):
+def open_notebook(browser, lab_server, path: Path):
+    """A new page showing the notebook at `path` (inside the repository) in JupyterLab."""
     url, token = lab_server
-    started = time.monotonic()
     page = browser.new_page(viewport=VIEWPORT)
     page.set_default_timeout(120_000)
+    where = path.relative_to(ROOT).as_posix()
+    # A fresh workspace per notebook: JupyterLab would otherwise reopen earlier tabs.
+    page.goto(f"{url}/lab/workspaces/test-{shot_name(path)}/tree/{where}?reset&token={token}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", state="attached")
+    return page
+
+
+def shot_name(path: Path) -> str:
+    return f"zh-CN-{path.stem}" if "zh-CN" in path.parts else path.stem
+
+
+CHINESE_PROSE = re.compile(r"[\u4e00-\u9fff]")
+
+
+def chinese_share(page) -> float:
+    """The share of the notebook's Markdown cells whose rendered text has Chinese in it."""
+    texts = page.eval_on_selector_all(".jp-MarkdownCell .jp-RenderedMarkdown",
+                                      "nodes => nodes.map(n => n.innerText)")
+    return sum(bool(CHINESE_PROSE.search(t)) for t in texts) / max(len(texts), 1)
+
+
+@pytest.mark.parametrize("path", LESSONS + CHINESE_LESSONS, ids=shot_name)
+def test_lesson_runs_and_its_widgets_are_live(lab_server, browser, path):
+    started = time.monotonic()
+    page = open_notebook(browser, lab_server, path)
+    name = shot_name(path)
     try:
-        # A fresh workspace per lesson: JupyterLab would otherwise reopen earlier tabs.
-        page.goto(f"{url}/lab/workspaces/test-{path.stem}/tree/notebooks/{path.name}?reset&token={token}")
-        page.wait_for_selector(".jp-Notebook .jp-Cell", state="attached")
         expected = expected_widgets(path)
         if expected:  # before anything runs: a short note where each widget will be, no repr
             page.wait_for_function(
@@ -305,6 +333,11 @@ def test_lesson_runs_and_its_widgets_are_live(lab_server, browser, path):
         assert page.get_by_text("Error displaying widget").count() == 0
         assert page.get_by_text(re.compile("Jupyter news")).count() == 0, "the news pop-up shows"
         assert tofu(page) == {}, "Chinese text renders as boxes: install fonts-noto-cjk"
+        if "zh-CN" in path.parts:
+            assert chinese_share(page) > 0.9, "the Chinese edition's prose is not Chinese"
+            page.locator(".jp-Notebook .jp-Cell").first.scroll_into_view_if_needed()
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / f"{name}-top.png"))
         # A live widget view is a panel of .jupyter-widgets elements; a dead one is plain text.
         live = page.locator(".jp-OutputArea-output:has(> .jupyter-widgets)")
         page.wait_for_function(
@@ -316,7 +349,7 @@ def test_lesson_runs_and_its_widgets_are_live(lab_server, browser, path):
             widget = live.nth(n)
             widget.scroll_into_view_if_needed()
             before = widget.inner_html()
-            screenshot(page, widget, SHOTS / f"{path.stem}-widget-{n + 1}.png")
+            screenshot(page, widget, SHOTS / f"{name}-widget-{n + 1}.png")
             if progress_bar_only(widget):
                 width = widget.locator(".progress-bar").first.evaluate("bar => bar.style.width")
                 assert width == "100%", f"a progress bar stopped at {width}"
@@ -324,12 +357,45 @@ def test_lesson_runs_and_its_widgets_are_live(lab_server, browser, path):
             interact(widget)
             page.wait_for_function("([el, html]) => el.innerHTML !== html",
                                    arg=[widget.element_handle(), before], timeout=30_000)
-            screenshot(page, widget, SHOTS / f"{path.stem}-widget-{n + 1}-after.png")
+            screenshot(page, widget, SHOTS / f"{name}-widget-{n + 1}-after.png")
     except Exception:
         SHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SHOTS / f"{path.stem}-FAILED.png"))  # what the browser showed
+        page.screenshot(path=str(SHOTS / f"{name}-FAILED.png"))  # what the browser showed
         raise
     finally:
-        TIMINGS[path.stem] = time.monotonic() - started
+        TIMINGS[name] = time.monotonic() - started
         page.close()
     (SHOTS / "timings.json").write_text(json.dumps(TIMINGS, indent=1))
+
+
+TALLY = re.compile(r"\d+ of \d+ checks pass")
+CHINESE_TALLY = re.compile(r"\d+ 个检查项中通过了 \d+ 个")   # the catalogue's (course/locale)
+
+
+@pytest.mark.parametrize("path", CHINESE_LABS, ids=shot_name)
+def test_a_chinese_lab_runs_unsolved_and_reports_in_chinese(lab_server, browser, path):
+    """A student opens the Chinese lab and runs it before writing anything: every check
+    reports (no error stops Run All), the prose and the tally are Chinese, nothing is tofu."""
+    started = time.monotonic()
+    page = open_notebook(browser, lab_server, path)
+    name = shot_name(path)
+    try:
+        start_kernel(page)
+        run_all_cells(page)
+        assert error_outputs(page) == [], f"{path.name} shows errors in the browser"
+        assert tofu(page) == {}, "Chinese text renders as boxes: install fonts-noto-cjk"
+        assert chinese_share(page) > 0.9, "the Chinese edition's prose is not Chinese"
+        outputs = "\n".join(page.eval_on_selector_all(".jp-OutputArea-output",
+                                                       "nodes => nodes.map(n => n.innerText)"))
+        assert "✗" in outputs, "the unsolved lab's checks did not report"
+        assert CHINESE_TALLY.search(outputs) and not TALLY.search(outputs), \
+            "the Chinese edition's tally is not in Chinese (course.i18n did not see the zh-CN folder)"
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"{name}-end.png"))
+    except Exception:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"{name}-FAILED.png"))
+        raise
+    finally:
+        TIMINGS[name] = time.monotonic() - started
+        page.close()
