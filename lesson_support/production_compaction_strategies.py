@@ -189,7 +189,6 @@ def compaction_strategy_table(rows: list[dict]) -> str:
         "<>>>>>", widths=[16, 12, 8, 11, 13, 7], strip=True)
 
 
-strategy_table = compaction_strategy_table  # the name lesson 11 still imports
 
 
 # ------------------------------------------------------------------ sub-agents

@@ -323,7 +323,6 @@ def provider_strategy_table(results: dict, run: Run) -> str:
                       widths=[max(len(n) for n in results), 12, 7, 9, 9, 8, 8, 7, 5, 16])
 
 
-strategy_table = provider_strategy_table  # the name lesson 14 still imports
 
 
 def clearing_sweep(run: Run, values, trigger: int = EDIT_TRIGGER, keep: int = EDIT_KEEP) -> list[dict]:
