@@ -49,7 +49,10 @@ def nbval_command(notebooks: list[Path], junit: Path, timeout: float, inifile: P
 
 def nbval_environment() -> dict[str, str]:
     return {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",  # start-up in a second, not five
-            "COURSE_NBVAL_IPC_KERNELS": "1"}  # kernels on local sockets (course.pytest_plugin)
+            "COURSE_NBVAL_IPC_KERNELS": "1",  # kernels on local sockets (course.pytest_plugin)
+            # the judge's messages in English, and an instructor's own COURSE_LANGUAGE (even a
+            # bad one) cannot reach the grading kernels
+            "COURSE_LANGUAGE": "en"}
 
 
 def run_nbval(notebooks: list[Path], timeout: float, work: Path, name: str) -> tuple[list[dict], str]:

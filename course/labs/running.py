@@ -107,7 +107,8 @@ def run(lab: Lab, nb: nbformat.NotebookNode, timeout: float = 120, cwd: Path | N
     outcome = LabRun(lab)
     dead = None
     try:
-        with client.setup_kernel():
+        # in English whatever the caller's COURSE_LANGUAGE: the tally is read as English text
+        with client.setup_kernel(env={**os.environ, "COURSE_LANGUAGE": "en"}):
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code":
                     continue

@@ -556,3 +556,21 @@ def test_the_chinese_lab_01_grades_exactly_as_the_english_one():
     assert {status for status, _ in english.values()} == {"pass"}
     unsolved = grade_one(lab, chinese_lab)
     assert set(unsolved) == set(english) and {s for s, _ in unsolved.values()} == {"fail"}
+
+
+def test_the_instructors_language_setting_does_not_reach_grading(tiny, tmp_path, monkeypatch):
+    """An instructor's shell may say COURSE_LANGUAGE=zh-CN, or something the course refuses:
+    the grading kernels run in English all the same, and grade exactly as before."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    nbformat.write(tiny.submission(SOLVED), subs / "ada.ipynb")
+    nbformat.write(tiny.submission({}), subs / "bo.ipynb")
+    books = {}
+    for setting in ("en", "zh-CN", "klingon"):
+        monkeypatch.setenv("COURSE_LANGUAGE", setting)
+        grade_here(subs, "--labs", tiny.labs_dir, "--timeout", "30", "--jobs", "1",
+                   "--output", tmp_path / setting)
+        rows, _ = read_gradebook(tmp_path / setting)
+        books[setting] = [(r["student"], r["check"], r["status"], r["detail"]) for r in rows]
+    assert books["zh-CN"] == books["en"] == books["klingon"]
+    assert {s for student, _, s, _ in books["en"] if student == "ada"} == {"pass"}

@@ -145,7 +145,7 @@ def test_labels_fit_and_read_outs_have_thousands_separators():
     assert summaries.description == "count the summarising calls"
     assert summaries.indent is False and summaries.style.description_width == "initial"
     assert summaries.layout.width == "auto"  # the label takes the room it needs
-    assert all(len(option) <= 44 for option in rules.options)
+    assert rules.options and all(len(label) <= 44 for label, _ in rules.options)  # (label, key) pairs
 
 
 def test_calculator_controls_drive_the_table():
