@@ -1,4 +1,5 @@
-"""Chapter 15's lesson support: the action-space experiment and the cache-key session. The
+"""Chapter 15's lesson support: the action-space experiment, the cache-key session and the
+few-shot rut (course/llm/rut.py, the teaching model's simulation of it). The
 sub-agent modes and the assembled context manager are in `lesson_support.architecture_runs`;
 the answers in `solutions.architecture`.
 
@@ -17,6 +18,8 @@ course/llm/sampling.py: every offered tool is a candidate, so many similar tools
 probability), and the tokens of data the log ask brings into the context (the 50 MB log).
 """
 from __future__ import annotations
+
+import json
 
 from course.givens.architecture import LOG_NAME, count_tokens
 from course.givens.provider_context import fixed_tokens
@@ -170,3 +173,39 @@ def hit_rate(usages) -> float | None:
         return None
     prompt = sum(u.prompt for u in usages)
     return sum(u.cached for u in usages) / prompt if prompt else 0.0
+
+
+# ------------------------------------------------------------------ the few-shot rut
+RUT_SYSTEM = "You are a coding agent working in the repository ledgerline. Use the tools."
+RUT_ASK = "Now search the code for commit_offset."
+RUNBOOK = "docs/runbook/ingest.md"
+# Structured variation: the same actions and observations, worded a little differently each time.
+VARIED_TEXTS = ("Reading page {n}.", "Next, page {n} of the runbook.", "Page {n} now.", "On to page {n}.")
+VARIED_HEADS = ("{path}, page {n} of 12:", "page {n} ({path}):", "runbook, p. {n}:")
+
+
+def rut_history(pages: int, varied: bool) -> list[dict]:
+    """An agent that has read `pages` pages of the runbook, one call a turn, then is asked to
+    search the code: every turn written alike, or with structured variation."""
+    messages = [{"role": "system", "content": RUT_SYSTEM},
+                {"role": "user", "content": f"Read the runbook {RUNBOOK} page by page."}]
+    for n in range(1, pages + 1):
+        text = (VARIED_TEXTS[n % len(VARIED_TEXTS)] if varied else VARIED_TEXTS[0]).format(n=n)
+        head = (VARIED_HEADS[n % len(VARIED_HEADS)] if varied else VARIED_HEADS[0]).format(path=RUNBOOK, n=n)
+        call = {"id": f"call_page_{n}", "type": "function", "function": {
+            "name": "read_file", "arguments": json.dumps({"path": RUNBOOK, "page": n})}}
+        messages += [{"role": "assistant", "content": text, "tool_calls": [call]},
+                     {"role": "tool", "tool_call_id": call["id"],
+                      "content": head + "\nDrain timeout 45s; offsets commit after flush_batch."}]
+    return messages + [{"role": "user", "content": RUT_ASK}]
+
+
+def rut_errors(client, model, tools, pages: int, varied: bool, seeds: range) -> int:
+    """Seeded trials at TEMPERATURE whose first call is not search_code."""
+    wrong = 0
+    for seed in seeds:
+        reply = client.chat.completions.create(model=model, messages=rut_history(pages, varied), tools=tools,
+                                               temperature=TEMPERATURE, seed=seed)
+        calls = reply.choices[0].message.tool_calls or []
+        wrong += not calls or calls[0].function.name != "search_code"
+    return wrong

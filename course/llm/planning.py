@@ -112,9 +112,10 @@ def _short(text: str, limit: int = 60) -> str:
 
 
 def plan_tool_groups(request: str, tools: list[dict],
-                     sampler: Sampler | None = None) -> list[list[str]]:
+                     sampler: Sampler | None = None, bias: dict | None = None) -> list[list[str]]:
     """Tool names per step: tools in one group are independent and called in parallel. An ask
-    some tool scores above 0 for gets the best (or, sampling, a drawn) tool."""
+    some tool scores above 0 for gets the best (or, sampling, a drawn) tool. `bias` adds to a
+    tool's score in the sampled choice only (the few-shot rut: course/llm/rut.py)."""
     tools = ordinary_tools(tools)
     groups: list[list[str]] = []
     if not tools:
@@ -133,7 +134,8 @@ def plan_tool_groups(request: str, tools: list[dict],
                 continue  # no tool fits this ask, at any temperature
             if sampler is not None:
                 best = scored[sampler.choose(f"which tool fits the ask \"{_short(ask)}\"",
-                                             [(name, fit) for fit, _, name in scored])]
+                                             [(name, fit + (bias or {}).get(name, 0))
+                                              for fit, _, name in scored])]
             if best[2] not in group and not any(best[2] in g for g in groups):
                 group.append(best[2])
         if group:

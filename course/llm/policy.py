@@ -35,8 +35,9 @@ never the reply. The rules are tried in this order; the first that decides makes
                            [sampled: which skill, or none]
     9   memory             the window is the memory: a needed call whose result (same tool, same
                            arguments) is visible is answered from it; any other is made
-                           [sampled: the tool of each ask; with no tool fitting, which earlier
-                           result answers, or none]
+                           [sampled: the tool of each ask, a few-shot rut's tool raised
+                           (course/llm/rut.py); with no tool fitting, which earlier result
+                           answers, or none]
     10  tool_search        no offered tool fits and tool_search is offered: search for one
     11  required           tool_choice "required" and nothing else called: the best-fitting tool
                            [sampled: which tool]
@@ -85,6 +86,7 @@ from course.llm.context import Context, Decision, show_call
 from course.llm.planning import (ask_terms, best_tool, fill_arguments, key_terms, ordinary_tools,
                                  plan_tool_groups, score, terms)
 from course.llm.procedures import rule_instructions
+from course.llm.rut import rut_bias
 from course.llm.skills import rule_skills
 from course.llm.status import rule_own_state
 from course.llm.summary import asks_for_summary, summarise
@@ -161,7 +163,7 @@ def rule_memory(ctx: Context) -> Decision | None:
     """Plan the calls the request needs; answer from visible results, call for the rest."""
     if ctx.last_user < 0:
         return None
-    groups = plan_tool_groups(ctx.request, ctx.tools, ctx.sampler)
+    groups = plan_tool_groups(ctx.request, ctx.tools, ctx.sampler, rut_bias(ctx))
     if not groups:
         return _recall(ctx)
     seen = []

@@ -12,7 +12,9 @@ no tokens to sample, only the choices its rules make. What the simulation does:
     candidates and scores (CHOICES below lists them for the docs):
       which tool fits an ask (rule memory; planning.plan_tool_groups): every ordinary offered
         tool, 2 points per content word of the ask shared with its name, 1 per word shared with
-        its description and parameters; an ask no tool scores above 0 for still plans no call;
+        its description and parameters, plus a few-shot rut's bonus for the tool its recent
+        alike turns repeated (course/llm/rut.py: 1 per turn, at most 6, from 3 turns); an ask
+        no tool scores above 0 for still plans no call;
       the best-fitting tool when tool_choice is "required" (rule required): the same scores
         over the whole request, every ordinary tool a candidate;
       which value fills an enum parameter (planning.fill_arguments): 5 if the request names the
@@ -68,7 +70,8 @@ KEPT = 20  # candidates the step's `draw` data lists
 CHOICES = (
     ("which tool fits an ask (memory, required)",
      "each tool: 2 per word shared with its name, 1 per word shared with its description or "
-     "parameters"),
+     "parameters; in memory, +1 per turn (at most 6) for the tool a few-shot rut of 3 or more alike turns "
+     "repeated"),
     ("which enum value fills a parameter",
      "5 if the request names the value, +2 for the enum's first"),
     ("which form of a name fills a parameter",
