@@ -48,7 +48,7 @@ runpy.run_module(module, run_name="__main__", alter_sys=True)
 STARTS = {
     # Collecting one small test file: what every pytest run pays before its first test (the
     # grader's nbval runs included).
-    "pytest --co (one test file)": ["pytest", "--co", "-q", "tests/answers/test_tokens_requests.py"],
+    "pytest --co (one test file)": ["pytest", "--co", "-q", "tests/solutions/test_tokens_requests.py"],
     "python -m course.grade --help": ["course.grade", "--help"],
 }
 

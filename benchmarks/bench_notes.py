@@ -31,7 +31,7 @@ each version's growth with every step of 10x the notes (1.0: the work of one not
 linear in the folder). Update and delete are mostly the fsyncs of the note file and its index
 commit: their wall-clock times move with the disk. Every figure is printed twice, in wall-clock
 time and in CPU time (this process's, which waiting for the disk does not count: the work that
-can grow with the folder). tests/answers/test_notes_scaling.py checks the work itself (SQLite's
+can grow with the folder). tests/solutions/test_notes_scaling.py checks the work itself (SQLite's
 steps, the query plans) without the clock. Summary's steps are the same at every size; what is
 left of its growth (a fraction of a millisecond) is memory that the old design's full scans, run
 in between, pushed out of the CPU's caches.

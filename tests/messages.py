@@ -1,6 +1,6 @@
 """Chat Completions messages for tests: a user message, a tool call, an assistant message making
 calls, a tool result. One set, imported by every test module that builds transcripts by hand
-(hypothesis strategies for message lists are in tests/answers/message_shapes.py).
+(hypothesis strategies for message lists are in tests/solutions/message_shapes.py).
 
 Keys come in the order the API documents them, so a test that serialises a message (token
 counts, cache prefixes) sees the same bytes whichever helper built it.

@@ -119,7 +119,7 @@ def big_log(folder, megabytes: float = 50.0, every: int = 20_011) -> Path:
     """Write the lesson's API log into `folder`: about `megabytes` MB of request lines, of
     which one in `every` is an HTTP 500 on /v1/payouts; the same bytes every time. Returns the
     file's path. (The lab's small copy is committed under LAB_LOGS, which the confined worker
-    of a graded lab can read; tests/answers/test_architecture.py checks it is this output.)"""
+    of a graded lab can read; tests/solutions/test_architecture.py checks it is this output.)"""
     path = Path(folder) / LOG_NAME
     target = int(megabytes * 1_000_000)
     ok = ("2026-03-14T{h:02d}:{m:02d}:{s:02d}Z GET /v1/ledger/{n} status=200 ms={ms} "

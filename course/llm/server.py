@@ -3,7 +3,7 @@
 
 Standard library only. Every request is answered with JSON, in the OpenAI error shape when it
 is refused: malformed, oversized or over-window input, an unknown path or method, a URL or
-headers too long all get a 4xx (tests/runtime/test_llm_never_500.py posts generated bodies and
+headers too long all get a 4xx (tests/course/test_llm_never_500.py posts generated bodies and
 bytes to prove it). A 500 would be a bug in the teaching model; it never takes the server down.
 """
 from __future__ import annotations

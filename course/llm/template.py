@@ -168,7 +168,7 @@ def pieces_token_ids(pieces: list[str]) -> list[int]:
 
 # Bounds on a count from sizes alone, so that a request far over a context window is refused
 # without tokenising it. Both rest on facts about o200k_base's vocabulary that
-# tests/runtime/test_llm_window.py checks token by token:
+# tests/course/test_llm_window.py checks token by token:
 #   - every token is at least one byte, so a text has at most as many tokens as UTF-8 bytes;
 #   - no token holds more than MAX_CORE_BYTES bytes that are not ASCII white space;
 #   - no token holds a byte that is not ASCII white space, then ASCII white space, then a

@@ -2,7 +2,7 @@
 
 Every token is a coloured span; a character spread over several tokens (Chinese, emoji) is
 shown once, underlined, with its token count on hover. Counts are shown for o200k_base and
-cl100k_base side by side. The logic is in plain functions (tested in tests/answers/test_tokens.py);
+cl100k_base side by side. The logic is in plain functions (tested in tests/solutions/test_tokens.py);
 `token_explorer()` only wires a text box to them.
 
 Staying responsive: each render builds one HTML string (short class names, one shared style

@@ -2,7 +2,7 @@
 before sending, and what an edit costs in cache.
 
 `clear_tool_uses` gives the same messages the teaching model's server-side edit gives
-(course.llm.context_editing; tests/answers/test_provider_context.py checks it on generated
+(course.llm.context_editing; tests/solutions/test_provider_context.py checks it on generated
 histories): once the prompt is over `trigger` tokens, the results of every tool use but the
 last `keep` (and those of `exclude` tools) become the placeholder, unless that frees fewer than
 `clear_at_least` tokens. The calls and their tool messages stay, so pairing holds.

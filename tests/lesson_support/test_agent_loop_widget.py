@@ -6,7 +6,7 @@ from lesson_support.widgets.agent_loop import (agent_stepper, as_runs, move, rec
                                                repeated_calls, run_outcome, step_html,
                                                step_summary)
 from tests.messages import tool_call as call
-from tests.runtime.test_llm_model import RESULTS, VANCOUVER, VANCOUVER_TOOLS
+from tests.course.test_llm_model import RESULTS, VANCOUVER, VANCOUVER_TOOLS
 
 
 def execute(name, arguments):

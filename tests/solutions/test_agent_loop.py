@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from solutions.agent_loop import run_agent, validate_messages
 from tests.messages import tool_call
-from tests.runtime.test_llm_model import RESULTS, VANCOUVER, VANCOUVER_TOOLS
+from tests.course.test_llm_model import RESULTS, VANCOUVER, VANCOUVER_TOOLS
 
 
 def execute(name, arguments):

@@ -42,7 +42,7 @@ from solutions.status_bar import (events_from_messages, latest_status, new_statu
                                   place_status, render_status)
 from solutions.tokens import count_request_tokens
 from solutions.truncation import Workspace
-from tests.runtime.test_llm_server import raw_post
+from tests.course.test_llm_server import raw_post
 
 # Transcripts drawn per shape: the expensive shapes (1 MiB, 500+ messages) fewer times.
 DRAWS = {shape: 2 if shape in ("huge_result", "long_run", "combined") else 4 for shape in SHAPES}

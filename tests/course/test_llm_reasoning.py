@@ -14,7 +14,7 @@ from course.llm.models import MODELS, REASONER
 from course.llm.reasoning import POLICIES, THINK_OPEN, think_text
 from course.usage import read_usage
 from tests.messages import function_tool
-from tests.runtime.test_llm_stream_chunks import rebuilt
+from tests.course.test_llm_stream_chunks import rebuilt
 
 PLAIN = course.llm.MODEL_NAME
 

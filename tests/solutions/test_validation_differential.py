@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from course.llm.server import TeachingModel
 from course.llm.validation import RequestError, _validate_messages, validate_request
 from solutions.agent_loop import validate_messages
-from tests.answers.message_shapes import any_messages, near_valid_lists, valid_lists
+from tests.solutions.message_shapes import any_messages, near_valid_lists, valid_lists
 
 DIFFERENTIAL = settings(max_examples=2000, deadline=None, derandomize=True)
 

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 import course.llm
 from course.llm.sampling import nucleus, softmax, uniform
-from tests.runtime.test_llm_model import VANCOUVER, VANCOUVER_TOOLS
-from tests.runtime.test_llm_policy import paris_conversation
-from tests.runtime.test_llm_stream_chunks import rebuilt
+from tests.course.test_llm_model import VANCOUVER, VANCOUVER_TOOLS
+from tests.course.test_llm_policy import paris_conversation
+from tests.course.test_llm_stream_chunks import rebuilt
 
 MODEL = course.llm.MODEL_NAME
 SEEDS = range(200)

@@ -247,7 +247,7 @@ def test_ci_runs_the_readme_command_and_every_other_supported_python():
     assert re.search(r"^  COURSE_CONFORMANCE=rotate COURSE_VENV=\"\$MAIN_VENV\" \./run\.sh test "
                      r"--junitxml=", text, re.M)
     assert re.search(r"^SUPPORTED_PYTHONS=\(3\.11 3\.12 3\.13\)$", text, re.M)
-    assert re.search(r"^EXTRA_TESTS=\(tests/runtime tests/answers tests/lesson_support notebooks\)$",
+    assert re.search(r"^EXTRA_TESTS=\(tests/course tests/solutions tests/lesson_support notebooks\)$",
                      text, re.M)
     assert 'print(f"{passed} passed, {failed} failed")' in text
 

@@ -10,7 +10,7 @@ from openai.types.chat import ChatCompletion
 import course.llm
 from course.llm import policy
 from course.llm.server import TeachingModel
-from tests.runtime.test_llm_model import VANCOUVER_TOOLS
+from tests.course.test_llm_model import VANCOUVER_TOOLS
 from tests.messages import tool_call as call
 
 MODEL = "teaching-model"

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from course.identifiers import identifiers
 from solutions.production_compaction.archive import TEXT_CHARS, _cut_words, archive_turn
-from tests.runtime.test_identifiers_schemes import IDENTIFIERS, LONG_PATH, TEXTS
+from tests.course.test_identifiers_schemes import IDENTIFIERS, LONG_PATH, TEXTS
 
 LONG_URL = ("https://reports.example.com/ledger/2025/q3/export?format=csv&columns=all&"
             "since=2025-07-01&until=2025-09-30&page=2&per_page=500&sort=-created&tz=UTC&"

@@ -24,7 +24,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from solutions.notes import (ACTIONS, HIGHEST_ID_FILE, INDEX_DIR, NOTE_TYPES, NoteFormatError,
                              NoteTool, parse_note, search_notes)
 from solutions.notes.index import DATABASE, DATABASE_FILES, NoteIndex
-from tests.answers.test_notes_index import Clock, search_sorted
+from tests.solutions.test_notes_index import Clock, search_sorted
 
 WORDS = ["zlib", "cmake", "inflate", "toolchain", "链接", "主机", "交叉编译", "找不到"]
 words = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join)
