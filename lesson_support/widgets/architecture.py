@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import html
 
+from course.i18n import _
 from solutions.costs import SEED_PRICES, price_usages
 
 
@@ -48,8 +49,9 @@ def compose(designs: dict, modes: dict, schemes: dict, design: str, mode: str, s
 
 
 def summary_html(row: dict) -> str:
-    return ("<table><tr><th>tokens</th><th>cached</th><th>hit rate</th><th>cost $</th>"
-            "<th>expected wrong calls (of 8 asks)</th><th>log data tokens</th><th>searches' wall s</th></tr>"
+    headers = (_("tokens"), _("cached"), _("hit rate"), _("cost $"), _("expected wrong calls (of 8 asks)"),
+               _("log data tokens"), _("searches' wall s"))
+    return ("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in headers) + "</tr>"
             f"<tr><td>{row['tokens']:,}</td><td>{row['cached']:,}</td><td>{row['hit_rate']:.0%}</td>"
             f"<td>{row['cost']:.4f}</td><td>{row['errors']}</td><td>{row['data']:,}</td>"
             f"<td>{row['wall_s']:.2f}</td></tr></table>"
@@ -60,12 +62,12 @@ def agent_composer(designs: dict, modes: dict, schemes: dict, ask_tokens: int):
     import ipywidgets as w
     from IPython.display import HTML, display
 
-    pick_design = w.Dropdown(options=list(designs), description="action space")
-    pick_mode = w.Dropdown(options=list(modes), description="sub-agents")
-    pick_scheme = w.Dropdown(options=list(schemes), description="cache keys")
+    pick_design = w.Dropdown(options=list(designs), description=_("action space"))
+    pick_mode = w.Dropdown(options=list(modes), description=_("sub-agents"))
+    pick_scheme = w.Dropdown(options=list(schemes), description=_("cache keys"))
     out = w.Output()
 
-    def show(*_):
+    def show(*changes):
         with out:
             out.clear_output(wait=True)
             display(HTML(summary_html(compose(designs, modes, schemes, pick_design.value,

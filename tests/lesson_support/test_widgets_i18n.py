@@ -107,3 +107,14 @@ def test_the_token_explorer_counts_in_chinese(chinese):
 def test_the_token_explorer_counts_in_english_are_unchanged():
     head = tokens.tokens_html("hi", "o200k_base").split("<div class='cetok'>")[0]
     assert head == "<div><b>o200k_base</b>: 1 token, 2 characters (0.50 tokens per character)</div>"
+
+
+def test_the_agent_composer_of_chapter_15_speaks_chinese(chinese):
+    pytest.importorskip("ipywidgets")
+    import lesson_support.widgets.architecture as architecture
+
+    row = {"design": "ten atomic", "mode": "fresh", "scheme": "one key", "tokens": 1000, "cached": 800,
+           "hit_rate": 0.8, "cost": 0.01, "errors": 1.5, "data": 20, "wall_s": 2.0}
+    shown = architecture.summary_html(row)
+    assert "<th>命中率</th>" in shown and "<th>动作空间</th>" not in shown, shown
+    assert "搜索耗时（秒）" in shown and "1,000" in shown and "ten atomic" in shown
