@@ -174,8 +174,13 @@ def test_an_instructor_can_run_nbval_by_hand_on_a_graded_copy(gradebook, tmp_pat
     nb = nbformat.read(copy, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
     by_hand = {cell_key(c): f"Cell {i}" not in failed_cells for i, c in enumerate(code) if cell_kind(c) == "check"}
-    in_gradebook = {r["check"]: r["status"] == "pass" for r in rows if r["student"] == "bob"}
-    assert by_hand == in_gradebook
+    # A check the gradebook timed out (its 10 s limit, on a loaded machine) is left out: by hand
+    # nbval's own limit applies, so only pass and fail are the same question asked twice.
+    decided = {r["check"]: r["status"] == "pass" for r in rows
+               if r["student"] == "bob" and r["status"] in ("pass", "fail")}
+    assert set(by_hand) == {r["check"] for r in rows if r["student"] == "bob"}
+    assert {k: by_hand[k] for k in decided} == decided
+    assert True in decided.values() and False in decided.values(), decided
 
 
 def test_graded_copy_takes_only_exercises_from_the_student():
