@@ -34,9 +34,9 @@ from pathlib import Path
 
 import nbformat
 
-from course.paths import REPO_ROOT
+from course.paths import CHINESE_EDITION, REPO_ROOT
 
-LANGUAGE = "zh-CN"
+LANGUAGE = CHINESE_EDITION
 EDITION_DIR = REPO_ROOT / LANGUAGE              # zh-CN/notebooks, zh-CN/labs
 TRANSLATIONS_DIR = REPO_ROOT / "translations" / LANGUAGE
 FOLDERS = ("notebooks", "labs")
@@ -103,7 +103,7 @@ def relative(notebook: Path) -> Path:
         rel = path.relative_to(REPO_ROOT)
     except ValueError:
         raise TranslationError(f"{notebook} is not in the course ({REPO_ROOT})") from None
-    if rel == README and not rel.is_dir():
+    if rel == README:
         return rel
     if len(rel.parts) != 2 or rel.parts[0] not in FOLDERS or rel.suffix != ".ipynb":
         raise TranslationError(f"{rel} is not a lesson, a lab or the README "
@@ -263,11 +263,11 @@ def refresh(notebook: Path) -> str:
         return ""
     if not out.exists():
         return ""
-    found = problems(notebook)
-    if found:
-        return ("the Chinese edition is now out of date (its test fails until the translation is "
-                "revised):\n  " + "\n  ".join(found))
-    nbformat.write(build(notebook), out)
+    try:
+        nb = build(notebook)
+    except TranslationError as error:
+        return f"the Chinese edition is now out of date (its test fails until the translation is revised): {error}"
+    nbformat.write(nb, out)
     return f"rebuilt {out.relative_to(REPO_ROOT)}"
 
 

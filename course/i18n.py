@@ -22,11 +22,12 @@ import re
 from functools import lru_cache
 from pathlib import Path, PurePath
 
+from course.paths import CHINESE_EDITION
+
 DOMAIN = "course"
 LOCALE_DIR = Path(__file__).parent / "locale"
 LANGUAGES = ("en", "zh-CN")
 CATALOGUE_LOCALES = {"zh-CN": "zh_CN"}    # a language's folder under LOCALE_DIR
-EDITION_FOLDER = "zh-CN"                  # the Chinese edition's notebooks (course.editions)
 
 
 def language() -> str:
@@ -41,7 +42,7 @@ def _resolve(setting: str | None, session: str | None) -> str:
             raise ValueError(f"COURSE_LANGUAGE={setting!r} is not a language of the course: "
                              f"use one of {', '.join(LANGUAGES)} (or leave it unset)")
         return setting
-    if session and EDITION_FOLDER in _session_folders(session):
+    if session and CHINESE_EDITION in _session_folders(session):
         return "zh-CN"
     return "en"
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course import reflections
+from course.paths import CHINESE_EDITION
 from course.labs import (Lab, LabError, cell_key, cell_points, exercises_worked, match_lab,
                          not_attempted, read_notebook, whole)
 
@@ -149,7 +150,7 @@ def collect_reflections(sub: Submission, nb, released_path: Path) -> None:
     except LabError as exc:
         released = None
         sub.notes.append(f"the released lesson could not be read ({exc}): its questions are not shown")
-    chinese = released_path.parent.parent / "zh-CN" / released_path.parent.name / released_path.name
+    chinese = released_path.parent.parent / CHINESE_EDITION / released_path.parent.name / released_path.name
     other = [read_notebook(chinese)] if chinese.is_file() else []
     rows, notes = reflections.collect(released, nb, other)
     sub.reflections, sub.notes = rows, sub.notes + notes
