@@ -222,9 +222,25 @@ def _remove(path: Path) -> None:
         pass
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _remove_empty_groups(root: Path) -> None:
-    """Groups an earlier grader left (it was killed before it could remove them)."""
+    """Groups an earlier grader left (it was killed before it could remove them): only those
+    whose grader is gone. A living grader's group may be empty because its worker has not
+    joined it yet; removing it then would make that worker's start fail (two graders, or the
+    chunks of one, start workers at the same moment)."""
     for stale in root.glob(_GROUP_PREFIX + "*"):
+        grader = stale.name[len(_GROUP_PREFIX):].split("-")[0]
+        if grader.isdigit() and _alive(int(grader)):
+            continue
         _remove(stale)
 
 

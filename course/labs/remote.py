@@ -121,11 +121,19 @@ class Worker:
         (self.scratch / "tmp").mkdir(parents=True, exist_ok=True)
         self._stderr = tempfile.TemporaryFile()
         self._group = confinement.ProcessGroup(self.limits.processes) if self.confined else None
-        self.process = subprocess.Popen(
-            self.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-            cwd=self.scratch, start_new_session=True,
-            env={**os.environ, "TMPDIR": str(self.scratch / "tmp")},
-            preexec_fn=confinement.set_limits(self.limits, self._group) if self.confined else None)
+        try:
+            self.process = subprocess.Popen(
+                self.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+                cwd=self.scratch, start_new_session=True,
+                env={**os.environ, "TMPDIR": str(self.scratch / "tmp")},
+                preexec_fn=confinement.set_limits(self.limits, self._group) if self.confined else None)
+        except (OSError, subprocess.SubprocessError) as exc:  # the grader's fault, not the student's
+            if self._group is not None:
+                self._group.close()
+                self._group = None
+            self._stderr.close()
+            self._stderr = None
+            raise WorkerStopped(f"the worker for your code could not be started ({exc})") from None
         self.starts += 1
         endpoint = self.endpoint
         endpoint.reader, endpoint.writer = LineReader(self.process.stdout.fileno()), self.process.stdin

@@ -227,3 +227,66 @@ def test_an_exercise_reading_a_checks_only_name_is_noted(tmp_path):
     _, notes = graded_exercises(lab, student)
     assert notes == ["exercise 'add' reads OFFSET, which only the checks' set-up defines: graded "
                      "where those names do not exist"]
+
+
+def pids_group_or_skip(limit: int = 8) -> confinement.ProcessGroup:
+    group = confinement.ProcessGroup(limit)
+    if group.path is None:
+        pytest.skip("no pids cgroup here (not root, or no pids controller): only the rlimit applies")
+    return group
+
+
+def test_a_graders_empty_group_survives_another_grader_starting():
+    """Two graders (or two chunks of one) start workers at the same moment: the second's clean-up
+    of stale groups must not remove the first's group before its worker has joined it (the
+    worker's start then failed, and a student lost the checks of her first exercise)."""
+    import subprocess
+    import sys
+
+    first = pids_group_or_skip()
+    second = confinement.ProcessGroup(8)
+    try:
+        assert first.path.exists(), "another grader's clean-up removed a living grader's empty group"
+        done = subprocess.run([sys.executable, "-c", "pass"], preexec_fn=confinement.set_limits(group=first))
+        assert done.returncode == 0
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_dead_graders_group_is_removed():
+    import subprocess
+
+    probe = pids_group_or_skip()
+    root = probe.path.parent
+    probe.close()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale = root / f"course-grade-{gone.pid}-1"
+    stale.mkdir()
+    try:
+        confinement.ProcessGroup(8).close()
+        assert not stale.exists(), "a group left by a grader that is gone was kept"
+    finally:
+        if stale.exists():
+            stale.rmdir()
+
+
+def test_a_worker_that_cannot_be_started_says_so(tmp_path, monkeypatch):
+    """A start that fails in the grader (here its preexec step) is a WorkerStopped naming the
+    cause, which the exercise's names report (not a bare error that leaves them undefined)."""
+    from course.labs import remote
+
+    def cannot_join(limits=None, group=None):
+        def apply():
+            raise FileNotFoundError("the pids group is gone")
+        return apply
+
+    monkeypatch.setattr(confinement, "set_limits", cannot_join)
+    monkeypatch.setattr(confinement, "command", lambda argv, *a, **k: argv)
+    worker = remote.Worker([], tmp_path, confined=True, timeout=5)
+    namespace = {}
+    with pytest.raises(remote.WorkerStopped, match="could not be started"):
+        worker.bind(namespace, "f", ["f"])
+    with pytest.raises(remote.WorkerStopped, match="f cannot run: .*could not be started"):
+        namespace["f"]()
