@@ -1,18 +1,33 @@
-"""The one list of the course's chapters. Everything else follows from it.
+"""The one list of the course's chapters, and everything a chapter owns. The rest follows from it.
 
-The README's chapter table and notebook 00's chapter map are generated from `CHAPTERS`
-(`python -m course.chapters --write-readme` rewrites the table; a test fails when the README
-and this list disagree), and the structure tests check every chapter's files against it.
-Adding a chapter: see AUTHORING.md.
+A chapter owns its lesson and lab (and their Chinese editions and translations), its answers (the
+solution module), its `parts` (lesson support, data, the lab's givens, tests) and its self-test
+questions; the answer key has one section per chapter. Generated from this list:
+the README's chapter table (`python -m course.chapters --write-readme`), notebook 00's chapter
+map, and every lab's self-test check cells (`python -m course.chapters --write-labs`). The
+structure tests check the files on disk against it: every file in a chapter folder belongs to one
+chapter or to `SHARED_PARTS`, and what adding a chapter touches is measured there (AUTHORING.md).
 """
 from __future__ import annotations
 
 import argparse
+import fnmatch
+import json
 import re
 import sys
 from dataclasses import dataclass
 
-from course.paths import LABS_DIR, LESSONS_DIR, REPO_ROOT
+from course.paths import CHINESE_EDITION, LABS_DIR, LESSONS_DIR, REPO_ROOT
+
+
+@dataclass(frozen=True)
+class Question:
+    """One self-test question of a lab: its key ("q1"), the digest of the right answer
+    (`course.checks.answer_digest`: the released lab does not show it in clear) and the part of
+    the lesson a wrong answer is sent back to."""
+    key: str
+    digest: str
+    reread: str
 
 
 @dataclass(frozen=True)
@@ -24,6 +39,8 @@ class Chapter:
     outcome: str            # what a student can do after it (the README's last column)
     solution_module: str | None = None   # the module the lab's exercises are checked against
     exercises: tuple[str, ...] = ()      # the lab's exercise functions, in the lab's order
+    parts: tuple[str, ...] = ()          # its other files: "dir/" a folder, else a glob pattern
+    self_test: tuple[Question, ...] = ()  # the lab's self-test questions, in order
 
     @property
     def lesson(self) -> str:
@@ -37,6 +54,30 @@ class Chapter:
     def lab_id(self) -> str | None:
         return f"{self.number}_{self.slug}_lab" if self.exercises else None
 
+    @property
+    def answers(self) -> str | None:
+        """The solution module's file or package folder ("solutions/costs/")."""
+        if not self.solution_module:
+            return None
+        path = self.solution_module.replace(".", "/")
+        return f"{path}/" if (REPO_ROOT / path).is_dir() else f"{path}.py"
+
+    def patterns(self) -> tuple[str, ...]:
+        """Everything the chapter owns, as `parts` patterns."""
+        stems = [f"notebooks/{self.number}_{self.slug}"] + ([f"labs/{self.lab_id}"] if self.lab else [])
+        editions = [f"{CHINESE_EDITION}/{stem}.ipynb" for stem in stems]
+        translations = [f"translations/{CHINESE_EDITION}/{stem}.md" for stem in stems]
+        return (*(f"{stem}.ipynb" for stem in stems), *editions, *translations,
+                *([self.answers] if self.answers else []), *self.parts)
+
+    def owns(self, path: str) -> bool:
+        return matches(path, self.patterns())
+
+
+def matches(path: str, patterns) -> bool:
+    """Does a repository path (posix, relative) fall under one of the patterns?"""
+    return any(path.startswith(p) if p.endswith("/") else fnmatch.fnmatchcase(path, p) for p in patterns)
+
 
 CHAPTERS: tuple[Chapter, ...] = (
     Chapter("00", "start_here", "Start here",
@@ -47,39 +88,122 @@ CHAPTERS: tuple[Chapter, ...] = (
             "build a Chat Completions request by hand, run the tool-calling loop with the `openai` "
             "SDK and a step-through widget, explain why every call resends the history and why "
             "loops need a limit, catch a broken message list before the provider's 400",
-            "solutions.agent_loop", ("validate_messages", "run_agent", "self_test")),
+            "solutions.agent_loop", ("validate_messages", "run_agent", "self_test"),
+            parts=("lesson_support/widgets/agent_loop.py", "data/tools/",
+                   "tests/solutions/test_agent_loop.py",
+                   "tests/solutions/test_validation_differential.py",
+                   "tests/lesson_support/test_agent_loop_widget.py"),
+            self_test=(
+                Question("q1", "18ac3e7343f016890c510e93f935261169d9e3f565436429830faf0934f4f8e4",
+                         "section 3, 'The second call: the whole history goes again'"),
+                Question("q2", "d4735e3a265e16eee03f59718b9b5d03019c07d8b6c51f90da3a666eec13ab35",
+                         "sections 2 to 4, from 'The first call' to 'The loop'"),
+                Question("q3", "18ac3e7343f016890c510e93f935261169d9e3f565436429830faf0934f4f8e4",
+                         "section 7, 'How the teaching model decides' (the `memory` rule)"),
+                Question("q4", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 6, 'Broken message lists'"))),
     Chapter("02", "counting_tokens", "Counting tokens",
             "what a request costs in tokens",
             "count text and whole requests with `tiktoken`, exactly against the API's "
             "`prompt_tokens` where the chat format is documented and as an estimate elsewhere; see "
             "why Chinese, paths and JSON cost more; budget a request and truncate to a token limit "
             "without breaking a character",
-            "solutions.tokens", ("count_request_tokens", "truncate_to_tokens", "self_test")),
+            "solutions.tokens", ("count_request_tokens", "truncate_to_tokens", "self_test"),
+            parts=("lesson_support/widgets/tokens.py", "data/corpus/",
+                   "tests/solutions/test_tokens*.py"),
+            self_test=(
+                Question("q1", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 4, 'Counting a whole request' (exact where the format is documented, an estimate elsewhere)"),
+                Question("q2", "8527a891e224136950ff32ca212b45bc93f69fbb801c3b1ebedac52775f99e61",
+                         "section 2, 'The study guide's four samples'"),
+                Question("q3", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+                         "section 3, 'Tokens per character, by content type'"),
+                Question("q4", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 2 (where 叉 is two tokens in cl100k_base) and section 5, 'Budgeting a request'"))),
     Chapter("03", "gssc_pipeline", "The GSSC pipeline: Gather, Select, Structure, Compress",
             "a context built under a token budget (Gather → Select → Structure → Compress)",
             "build a context with Gather → Select → Structure → Compress under an exact token "
             "budget, with relevance that works for Chinese as well as English, the same bytes every "
             "time (cache-friendly), and never losing the task or the output instructions",
-            "solutions.gssc", ("relevance", "select", "structure", "candidate_budget", "self_test")),
+            "solutions.gssc", ("relevance", "select", "structure", "candidate_budget", "self_test"),
+            parts=("course/givens/gssc/", "data/gssc/", "lesson_support/long_context.py",
+                   "lesson_support/specimens/gssc_peer.py", "lesson_support/widgets/gssc.py",
+                   "tests/solutions/test_gssc*.py", "tests/lesson_support/test_gssc_widget.py",
+                   "tests/lesson_support/test_long_context.py"),
+            self_test=(
+                Question("q1", "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6",
+                         "section 7, 'Structure: fixed sections, fixed order, the same bytes'"),
+                Question("q2", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 6, 'The fill: stop at the first misfit vs keep trying'"),
+                Question("q3", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+                         "section 9, 'Compress: never lose the task or the output instructions'"),
+                Question("q4", "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6",
+                         "section 4, 'Relevance: whitespace words vs the course's terms'"),
+                Question("q5", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 8, 'Why long contexts fail, and what the order does about it'"))),
     Chapter("04", "compaction", "Compaction with pair-checking",
             "a long run kept inside its window without breaking tool-call pairs",
             "truncate tool output honestly and offload it where the agent can read it, compact a "
             "long run turn by turn without ever separating a tool call from its result, and prove "
             "it with a pairing checker and a real HTTP 400",
-            "solutions.compaction", ("split_turns", "check_pairing", "compact", "self_test")),
+            "solutions.compaction", ("split_turns", "check_pairing", "compact", "self_test"),
+            parts=("solutions/truncation.py", "course/givens/compaction.py", "data/compaction/",
+                   "lesson_support/foreign_transcripts.py",
+                   "lesson_support/widgets/compaction.py",
+                   "tests/solutions/test_compaction*.py", "tests/solutions/test_truncation.py",
+                   "tests/lesson_support/test_compaction_widget.py",
+                   "tests/lesson_support/test_foreign_transcripts.py"),
+            self_test=(
+                Question("q1", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+                         "section 1, 'Truncating tool output'"),
+                Question("q2", "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6",
+                         "section 2, 'Turns, not messages'"),
+                Question("q3", "79057dc88750468f07747614c13d6e2f00a5e5696e57195a5f622b267fe7ad68",
+                         "section 3, 'Who writes the summary'"),
+                Question("q4", "7902699be42c8a8e46fbbb4501726517e86b22c56a189f7625a6da49081b2451",
+                         "section 2, 'Compacting history without splitting a call from its result'"))),
     Chapter("05", "prompt_caching", "Prompt caching and the cost calculator",
             "the prompt cache measured, and whole runs priced",
             "see prefix caching in the API's own `cached_tokens`, find the habits that break it, "
             "and price full history, compaction and caching over a whole run with dated price "
             "tables and real usage records, including when compaction starts to pay",
-            "solutions.costs", ("price_run", "compaction_schedule", "cache_friendly_request", "self_test")),
+            "solutions.costs", ("price_run", "compaction_schedule", "cache_friendly_request", "self_test"),
+            parts=("data/prices/", "lesson_support/cache_experiment/",
+                   "lesson_support/kv_cache.py", "lesson_support/widgets/costs.py",
+                   "lesson_support/widgets/kv_cache.py", "tests/solutions/test_costs*.py",
+                   "tests/solutions/test_cache_friendly.py",
+                   "tests/lesson_support/test_cache_experiment.py",
+                   "tests/lesson_support/test_costs_widget.py",
+                   "tests/lesson_support/test_kv_cache*.py"),
+            self_test=(
+                Question("q1", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 1, 'What gets cached, and why only a prefix'"),
+                Question("q2", "b647eb1fbb0e2e29c14dbe1d3ed6d706eb5ae292e01eab9f1c52e003a9e08a02",
+                         "section 4, 'What breaks the cache: one run, built eight ways'"),
+                Question("q3", "a7f18f8ce4e37340b44c0ada5c6ed1932e8aa0652c5821c98cd6d27f98497478",
+                         "'The study guide's lab, reproduced' in section 5"),
+                Question("q4", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "'when does compaction pay?' in section 5"))),
     Chapter("06", "notetool", "NoteTool: structured notes",
             "durable notes kept outside the window and fed back",
             "keep durable Markdown+YAML notes outside the window that survive hostile ids, odd "
             "content, crashes and concurrent writers, search them in Chinese and English, and feed "
             "them back through GSSC with blockers first",
             "solutions.notes", ("check_note_id", "render_note", "parse_note", "search_notes",
-                                "write_atomic", "self_test")),
+                                "write_atomic", "self_test"),
+            parts=("course/givens/notes/", "data/notes/", "lesson_support/notes_scenario.py",
+                   "lesson_support/specimens/json_index_notes.py",
+                   "lesson_support/widgets/notes.py", "tests/solutions/test_notes*.py",
+                   "tests/lesson_support/test_notes_widget.py"),
+            self_test=(
+                Question("q1", "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6",
+                         "the study guide's section on memory (4.8), cited in the lesson's 'Things to think about'"),
+                Question("q2", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "the three risks named in the lesson's 'Things to think about' (study guide 3.6)"),
+                Question("q3", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+                         "section 3.4, 'A crash in the middle of a write'"),
+                Question("q4", "9f29a130438b81170b92a42650f9a94291ecad60bd47af2a3886e75f7f728725",
+                         "section 6, 'Notes back into the context' (and 'Why blockers weigh more')"))),
     Chapter("07", "terminal_sandbox", "The terminal sandbox and its bypasses",
             "a terminal for the agent: the naive sandbox broken, then hardened",
             "give an agent a terminal for just-in-time retrieval, break a first-word whitelist with "
@@ -87,7 +211,21 @@ CHAPTERS: tuple[Chapter, ...] = (
             "symlink-resolving path checks, process hygiene, bubblewrap) until every attack is "
             "blocked and real retrieval commands still work",
             "solutions.sandbox", ("parse_command", "resolve_inside", "check_arguments",
-                                  "run_with_hygiene", "self_test")),
+                                  "run_with_hygiene", "self_test"),
+            parts=("course/givens/sandbox/", "data/sandbox/", "data/sandbox_workspace/",
+                   "lesson_support/redteam/",
+                   "lesson_support/specimens/naive_terminal.py",
+                   "lesson_support/widgets/sandbox.py", "tests/solutions/test_sandbox_*.py",
+                   "tests/lesson_support/test_sandbox_*.py"),
+            self_test=(
+                Question("q1", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "'Layer 1: no shell' in section 3"),
+                Question("q2", "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6",
+                         "section 2, 'The red-team harness: judged by canaries'"),
+                Question("q3", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "'Layer 2: rules for arguments, and every path kept inside' in section 3"),
+                Question("q4", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+                         "section 4, 'Real work still runs', and the lesson's 'Things to think about' question 2"))),
     Chapter("08", "status_bar", "The agent status bar",
             "the agent's own state kept by code and shown at the end of the context",
             "keep an agent's own state (call counters against limits, todo progress, time, budget, "
@@ -96,14 +234,39 @@ CHAPTERS: tuple[Chapter, ...] = (
             "measure replace vs append with `cached_tokens`, and see a model trust it: misled by a "
             "wrong counter, a missing field or a poisoned source, and monitored for accuracy",
             "solutions.status_bar", ("update_status", "render_status", "place_status",
-                                     "status_accuracy", "self_test")),
+                                     "status_accuracy", "self_test"),
+            parts=("course/givens/status_bar.py", "data/status_bar/",
+                   "lesson_support/status_bar.py", "lesson_support/widgets/status_bar.py",
+                   "tests/solutions/test_status_bar*.py",
+                   "tests/lesson_support/test_status_bar_*.py"),
+            self_test=(
+                Question("q1", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 2, 'The bar, built by code from events'"),
+                Question("q2", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+                         "section 4, 'Where the bar goes, and what it costs'"),
+                Question("q3", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 4, 'Where the bar goes, and what it costs'"),
+                Question("q4", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+                         "section 5, 'False authority: a counter off by a few'"))),
     Chapter("09", "skills_and_tool_search", "Skills and tool search",
             "expertise and tools loaded on demand, without breaking the cache",
             "write a SKILL.md and parse it safely, keep a catalogue of skills within a token "
             "budget and load bodies and sub-documents only when a task needs them, place them "
             "where the prompt cache survives, defer a hundred tool schemas behind tool search and "
             "grow the tool list append-only (mask, don't remove), and refuse hostile skills",
-            "solutions.skills", ("parse_skill", "build_catalog", "load_skill", "add_tools", "self_test")),
+            "solutions.skills", ("parse_skill", "build_catalog", "load_skill", "add_tools", "self_test"),
+            parts=("course/givens/skills.py", "data/skills/", "data/skills_hostile/",
+                   "lesson_support/skills/", "lesson_support/widgets/skills.py",
+                   "tests/solutions/test_skills.py", "tests/lesson_support/test_skills_*.py"),
+            self_test=(
+                Question("q1", "18ac3e7343f016890c510e93f935261169d9e3f565436429830faf0934f4f8e4",
+                         "section 2, 'Three layers, counted'"),
+                Question("q2", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 1, 'A skill is a folder with a SKILL.md'"),
+                Question("q3", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+                         "'What a change to the tool list does to the cache' in section 5"),
+                Question("q4", "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6",
+                         "section 7, 'When the model does not know it needs a skill'"))),
     Chapter("10", "prompt_injection", "Prompt injection and context provenance",
             "an agent attacked through everything it reads, judged by canaries, defended in layers",
             "attack an agent through every entry point of its context (the user's message, pages, "
@@ -112,7 +275,19 @@ CHAPTERS: tuple[Chapter, ...] = (
             "word, and defend in layers: a fence no content can close, roles kept apart, "
             "sanitising (and its bypass), least privilege, a confirmation gate, and provenance kept "
             "through notes, summaries and the bar",
-            "solutions.injection", ("fence", "separate_roles", "guard_call", "run_attack_table", "self_test")),
+            "solutions.injection", ("fence", "separate_roles", "guard_call", "run_attack_table", "self_test"),
+            parts=("course/givens/injection.py", "data/injection/", "lesson_support/injection/",
+                   "lesson_support/widgets/injection.py", "tests/solutions/test_injection.py",
+                   "tests/lesson_support/test_injection_*.py"),
+            self_test=(
+                Question("q1", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+                         "section 12, 'What real agents do'"),
+                Question("q2", "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6",
+                         "section 5, 'A fence that closes early'"),
+                Question("q3", "5feceb66ffc86f38d952786c6d696c79c2dbc239dd4e91b46729d73a27fb57e9",
+                         "section 11, 'The whole table'"),
+                Question("q4", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+                         "section 2, 'The attack table'"))),
     Chapter("11", "production_compaction", "Compaction in production, and sub-agents",
             "a long run kept alive by five compaction layers, cheapest first, and a sub-agent",
             "run a 200-step agent through five toggled compaction layers (a frozen tool-result "
@@ -121,7 +296,23 @@ CHAPTERS: tuple[Chapter, ...] = (
             "cache hits, cost, probes kept and repeated calls, compare experiment 2-9's six "
             "strategies, delegate a search to a sub-agent, and read back what a summary dropped",
             "solutions.production_compaction", ("budget_tool_results", "drop_noise",
-                                                "archive_turn", "compact_with_breaker", "self_test")),
+                                                "archive_turn", "compact_with_breaker", "self_test"),
+            parts=("course/givens/production_compaction.py", "data/production_compaction/",
+                   "lesson_support/production_compaction*.py",
+                   "lesson_support/widgets/production_compaction.py",
+                   "tests/solutions/test_production_compaction*.py",
+                   "tests/solutions/test_identifiers_whole.py",
+                   "tests/lesson_support/test_lesson11_experiment.py",
+                   "tests/lesson_support/test_production_compaction_widget.py"),
+            self_test=(
+                Question("q1", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "sections 2 to 4, the layers one by one"),
+                Question("q2", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+                         "section 5, 'The circuit breaker'"),
+                Question("q3", "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6",
+                         "section 8, 'The loss a summary cannot undo'"),
+                Question("q4", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 7, 'Sub-agents'"))),
     Chapter("12", "prompts_and_evaluation", "System prompts and tool definitions, and how to measure a change",
             "procedures, executable rules, cache-stable few-shot and tool definitions, measured by a seeded ablation",
             "write a system prompt as procedures with their stopping points, business rules precise enough "
@@ -131,7 +322,20 @@ CHAPTERS: tuple[Chapter, ...] = (
             "rates, ablate one factor at a time with paired comparisons, and gate prompt changes on a lint "
             "and a regression eval",
             "solutions.evaluation", ("judge_task", "run_trials", "success_interval", "ablate",
-                                     "lint_prompt", "self_test")),
+                                     "lint_prompt", "self_test"),
+            parts=("course/givens/task_world.py", "data/task_world/",
+                   "lesson_support/evaluation.py", "lesson_support/widgets/evaluation.py",
+                   "tests/solutions/test_evaluation.py",
+                   "tests/lesson_support/test_evaluation_widget.py"),
+            self_test=(
+                Question("q1", "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6",
+                         "section 2, 'Structure'"),
+                Question("q2", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 5, 'An interval, not a rate'"),
+                Question("q3", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+                         "section 5, 'pass^k'"),
+                Question("q4", "18ac3e7343f016890c510e93f935261169d9e3f565436429830faf0934f4f8e4",
+                         "section 7, 'Prompts as code'"))),
     Chapter("13", "reasoning_and_streaming", "Reasoning in the context, and the raw token stream",
             "a reasoning model's stream read raw, tools started early, earlier thinking sent back by each family's rule",
             "read a reasoning model's raw stream (`<think>`, text, calls) and assemble its deltas, start a "
@@ -140,7 +344,20 @@ CHAPTERS: tuple[Chapter, ...] = (
             "signed blocks) without a 400, measure prompt tokens, cache, probes and the reasoning share "
             "of the bill over a 200-call loop, and distil old thinking into decision records",
             "solutions.reasoning_stream", ("parse_stream", "first_ready_call", "history_for",
-                                           "reasoning_budget", "self_test")),
+                                           "reasoning_budget", "self_test"),
+            parts=("course/givens/reasoning_stream.py", "lesson_support/reasoning_stream.py",
+                   "lesson_support/widgets/reasoning_stream.py",
+                   "tests/solutions/test_reasoning_stream.py",
+                   "tests/lesson_support/test_reasoning_stream_widget.py"),
+            self_test=(
+                Question("q1", "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6",
+                         "section 1, 'The raw stream'"),
+                Question("q2", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 2, 'Start tools early'"),
+                Question("q3", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+                         "section 3, 'History policies, measured'"),
+                Question("q4", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 4, 'Thinking question 2 worked through'"))),
     Chapter("14", "provider_side_context", "Context kept by the provider",
             "server state, server compaction and context editing, measured against your own",
             "chain a conversation on the Responses API (`previous_response_id`, `store=false`) and "
@@ -151,7 +368,21 @@ CHAPTERS: tuple[Chapter, ...] = (
             "memory before clearing, and choose a strategy by control, inspection, cache and "
             "portability",
             "solutions.provider_context", ("chain_turns", "clear_tool_uses", "cache_loss",
-                                           "choose_strategy", "self_test")),
+                                           "choose_strategy", "self_test"),
+            parts=("course/givens/provider_context.py", "lesson_support/provider_context.py",
+                   "lesson_support/provider_memory.py",
+                   "lesson_support/widgets/provider_context.py",
+                   "tests/solutions/test_provider_context.py",
+                   "tests/lesson_support/test_provider_context_widget.py"),
+            self_test=(
+                Question("q1", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 1, 'Server state is not free context'"),
+                Question("q2", "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6",
+                         "section 2, 'Server compaction'"),
+                Question("q3", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+                         "section 3, 'Context editing'"),
+                Question("q4", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 3's sweep of clear_at_least"))),
     Chapter("15", "agent_architecture", "An architecture for long runs: action spaces, sub-agents, cache keys",
             "the action space in layers, fresh and forked sub-agents, cache keys, and the whole context manager",
             "design a layered action space (about ten atomic tools, a sandboxed shell that filters large "
@@ -162,8 +393,45 @@ CHAPTERS: tuple[Chapter, ...] = (
             "conversation and one model per session; assemble the course's parts into one context manager "
             "and measure it against each part and a sliding window",
             "solutions.architecture", ("digest", "run_children", "cache_variants",
-                                       "move_after_boundary", "filter_in_sandbox", "self_test")),
+                                       "move_after_boundary", "filter_in_sandbox", "self_test"),
+            parts=("course/givens/architecture.py", "data/architecture/",
+                   "lesson_support/architecture*.py", "lesson_support/widgets/architecture.py",
+                   "tests/solutions/test_architecture.py",
+                   "tests/lesson_support/test_architecture_widget.py"),
+            self_test=(
+                Question("q1", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 2, 'Sub-agents: inline, fresh, forked'"),
+                Question("q2", "2c624232cdd221771294dfbb310aca000a0df6ac8b66b696d90ef06fdefb64a3",
+                         "section 3, 'Cache keys are architecture'"),
+                Question("q3", "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6",
+                         "section 3, 'One conversation, one cache; one model, one cache'"),
+                Question("q4", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+                         "section 1, 'The action space, in layers'"))),
 )
+
+
+# Files in the chapter folders that no one chapter owns, and why.
+SHARED_PARTS: tuple[str, ...] = (
+    "solutions/__init__.py", "course/givens/__init__.py", "lesson_support/__init__.py",
+    "lesson_support/widgets/__init__.py",
+    "tests/solutions/message_shapes.py",          # message-list strategies for every transcript test
+    "tests/solutions/test_real_world_shapes.py",  # every chapter's transcript functions, one corpus
+    "tests/lesson_support/test_widgets_i18n.py",  # every widget's Chinese strings
+)
+# The folders whose every file belongs to a chapter (or to SHARED_PARTS).
+CHAPTER_FOLDERS: tuple[str, ...] = (
+    "notebooks/", "labs/", f"{CHINESE_EDITION}/", "translations/", "solutions/", "lesson_support/",
+    "data/", "course/givens/", "tests/solutions/", "tests/lesson_support/")
+# What adding a chapter touches outside its own files (AUTHORING.md says so; a structure test
+# measures it on the latest chapter): the shared files edited by hand, and those regenerated.
+HAND_EDITED: tuple[str, ...] = ("course/chapters.py", "docs/instructors/answer_key.md", "README.zh-CN.md")
+REGENERATED: tuple[str, ...] = ("README.md", "notebooks/00_start_here.ipynb",
+                                f"{CHINESE_EDITION}/notebooks/00_start_here.ipynb")
+
+
+def owner(path: str) -> list[Chapter]:
+    """The chapters that own a repository path (one, for a file in CHAPTER_FOLDERS)."""
+    return [c for c in CHAPTERS if c.owns(path)]
 
 
 # ------------------------------------------------------------------------ generated views
@@ -188,6 +456,58 @@ def readme_with_table(readme: str) -> str:
     if not pattern.search(readme):
         raise ValueError(f"the README has no chapter block ({README_START} ... {README_END})")
     return pattern.sub(lambda _: f"{README_START}\n{readme_table()}\n{README_END}", readme)
+
+
+SELF_TEST_CHECK = """\
+with check("check-self-test-{key}",
+           hint="self_test() must return a dict of your answers, such as {{\\"q1\\": \\"a\\"}}"):
+    answers = self_test()
+    assert isinstance(answers, dict), \\
+        f"self_test() must return a dict of answers, such as {{{{'q1': 'a'}}}}; got {{type(answers).__name__}}"
+    assert "{key}" in answers, "no answer to {key} yet: add \\"{key}\\" to the dict self_test() returns"
+    assert answer_digest(answers["{key}"]) == "{digest}", \\
+        "{key} is not right yet: re-read {reread}, then try again\""""
+
+
+def self_test_check(question: Question) -> str:
+    """The source of a lab's check cell for one self-test question."""
+    return SELF_TEST_CHECK.format(key=question.key, digest=question.digest, reread=question.reread)
+
+
+def self_test_cells(nb: dict) -> list[dict]:
+    """A lab notebook's (JSON) self-test check cells, in order."""
+    return [c for c in nb["cells"] if c.get("metadata", {}).get("course", {}).get("key", "")
+            .startswith("check-self-test-")]
+
+
+def with_self_test_checks(chapter: Chapter, nb: dict) -> dict:
+    """The lab notebook (JSON) with its self-test check cells written from the registry."""
+    cells = self_test_cells(nb)
+    keys = [c["metadata"]["course"]["key"] for c in cells]
+    wanted = [f"check-self-test-{q.key}" for q in chapter.self_test]
+    if keys != wanted:
+        raise ValueError(f"{chapter.lab} has self-test checks {keys}, the registry lists {wanted}: "
+                         "add or remove the cells in the lab first")
+    for cell, question in zip(cells, chapter.self_test):
+        text = self_test_check(question)
+        cell["source"] = text if isinstance(cell["source"], str) else text.splitlines(keepends=True)
+    return nb
+
+
+def write_labs() -> list[str]:
+    """Rewrite every lab's self-test check cells from the registry; the labs that changed."""
+    changed = []
+    for chapter in CHAPTERS:
+        if not chapter.lab:
+            continue
+        path = REPO_ROOT / chapter.lab
+        text = path.read_text(encoding="utf-8")
+        new = json.dumps(with_self_test_checks(chapter, json.loads(text)), indent=1,
+                         ensure_ascii=False) + "\n"
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            changed.append(chapter.lab)
+    return changed
 
 
 class ChapterMap:
@@ -230,6 +550,35 @@ def problems() -> list[str]:
         for relative in (c.lesson, c.lab):
             if relative and not (REPO_ROOT / relative).exists():
                 found.append(f"chapter {c.number}: {relative} does not exist")
+        for pattern in c.parts:
+            if not any(REPO_ROOT.glob(pattern.rstrip("/"))):
+                found.append(f"chapter {c.number}: its part {pattern!r} matches no file")
+        for question in c.self_test:
+            if '"' in question.reread or "\\" in question.reread:
+                found.append(f"chapter {c.number}: self-test {question.key}'s reread text holds a quote "
+                             "or a backslash (it goes into a string in the check cell)")
+        if c.lab and "self_test" in c.exercises and not c.self_test:
+            found.append(f"chapter {c.number}: the lab has a self_test exercise and the registry no questions")
+        if c.lab and (REPO_ROOT / c.lab).exists():
+            lab = json.loads((REPO_ROOT / c.lab).read_text(encoding="utf-8"))
+            cells = self_test_cells(lab)
+            wanted = [self_test_check(q) for q in c.self_test]
+            if ["".join(cell["source"]) for cell in cells] != wanted:
+                found.append(f"chapter {c.number}: {c.lab}'s self-test check cells are not the registry's "
+                             "questions: run `python -m course.chapters --write-labs`")
+    return found
+
+
+def unowned_files(paths) -> list[str]:
+    """Paths in CHAPTER_FOLDERS that belong to no chapter and are not SHARED_PARTS, or to more
+    than one chapter (each with the chapters that claim it)."""
+    found = []
+    for path in paths:
+        if not matches(path, CHAPTER_FOLDERS) or matches(path, SHARED_PARTS):
+            continue
+        owners = [c.number for c in owner(path)]
+        if len(owners) != 1:
+            found.append(f"{path}: {'no chapter' if not owners else 'chapters ' + ', '.join(owners)}")
     return found
 
 
@@ -237,12 +586,18 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course.chapters", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write-readme", action="store_true", help="rewrite README.md's chapter table")
+    parser.add_argument("--write-labs", action="store_true",
+                        help="rewrite every lab's self-test check cells from the registry's questions")
     args = parser.parse_args(argv)
+    if args.write_labs:
+        changed = write_labs()
+        print(f"rewrote the self-test checks of {len(changed)} lab(s)" + "".join(f"\n  {p}" for p in changed)
+              + ("\nnow rebuild their Chinese editions: python -m course.editions build <lab>" if changed else ""))
     if args.write_readme:
         readme = REPO_ROOT / "README.md"
         readme.write_text(readme_with_table(readme.read_text(encoding="utf-8")), encoding="utf-8")
         print(f"rewrote the chapter table in {readme.name}")
-    else:
+    elif not args.write_labs:
         print(readme_table())
     found = problems()
     for problem in found:

@@ -1,7 +1,10 @@
 """The course's layout rules, checked against the one chapter registry (course/chapters.py)."""
 import ast
+import dataclasses
 import importlib
+import json
 import re
+import subprocess
 
 import nbformat
 import pytest
@@ -107,3 +110,94 @@ def test_every_lab_is_graded_in_the_worker_and_sets_up_without_its_own_answers(p
 def test_the_set_up_import_rule_can_fail():
     assert solution_imports("from solutions.compaction.summaries import x\nimport solutions.gssc") == \
         {"solutions.compaction", "solutions.gssc"}
+
+
+# ------------------------------------------------------------------ what the registry owns
+def tracked_files() -> list[str]:
+    done = subprocess.run(["git", "ls-files"], cwd=REPO_ROOT, capture_output=True, text=True, check=True)
+    return done.stdout.splitlines()
+
+
+def test_every_file_in_a_chapter_folder_belongs_to_one_chapter():
+    assert chapters.unowned_files(tracked_files()) == []
+
+
+def test_the_ownership_check_can_fail(monkeypatch):
+    twice = chapters.Chapter("99", "twice", "Twice", "x", "x", parts=("lesson_support/widgets/tokens.py",))
+    monkeypatch.setattr(chapters, "CHAPTERS", CHAPTERS + (twice,))
+    assert chapters.unowned_files(["lesson_support/nobody.py", "lesson_support/widgets/tokens.py",
+                                   "course/llm/model.py", "solutions/__init__.py"]) == [
+        "lesson_support/nobody.py: no chapter", "lesson_support/widgets/tokens.py: chapters 02, 99"]
+
+
+@pytest.mark.parametrize("chapter", WITH_LAB, ids=lambda c: c.number)
+def test_self_test_checks_are_the_registry_questions(chapter):
+    """The lab asks the registry's questions (`**qK.**` in its Markdown), its check cells are
+    generated from them, and each digest is the digest of the reference answer."""
+    from course.checks import answer_digest
+
+    lab = load_lab(REPO_ROOT / chapter.lab)
+    markdown = "".join(c.source for c in lab.notebook.cells if c.cell_type == "markdown")
+    assert re.findall(r"\*\*(q\d+)\.\*\*", markdown) == [q.key for q in chapter.self_test]
+    cells = [c for _, c in lab.checks() if cell_key(c).startswith("check-self-test-")]
+    assert [c.source for c in cells] == [chapters.self_test_check(q) for q in chapter.self_test], \
+        "run `python -m course.chapters --write-labs`"
+    reference = importlib.import_module(chapter.solution_module).self_test()
+    assert {q.key: q.digest for q in chapter.self_test} == \
+        {key: answer_digest(value) for key, value in reference.items()}
+
+
+def test_a_changed_question_is_written_into_the_lab_and_reported_until_then(monkeypatch):
+    chapter = WITH_LAB[0]
+    first = chapter.self_test[0]
+    changed = chapters.Question(first.key, "0" * 64, "section 9, 'Nowhere'")
+    edited = dataclasses.replace(chapter, self_test=(changed, *chapter.self_test[1:]))
+    monkeypatch.setattr(chapters, "CHAPTERS", tuple(edited if c is chapter else c for c in CHAPTERS))
+    assert any("self-test check cells are not the registry's questions" in p for p in chapters.problems())
+    nb = chapters.with_self_test_checks(edited, json.loads((REPO_ROOT / chapter.lab).read_text(encoding="utf-8")))
+    source = "".join(chapters.self_test_cells(nb)[0]["source"])
+    assert '== "' + "0" * 64 + '"' in source and "re-read section 9, 'Nowhere', then try again" in source
+
+
+def names_chapter(chapter, text: str) -> bool:
+    """Does a file name the chapter: its file stem, its answers' module, or a `## NN ` heading?"""
+    stem = f"{chapter.number}_{chapter.slug}"
+    module = chapter.solution_module or stem
+    return (stem in text or module in text or module.replace(".", "/") in text
+            or re.search(rf"^## {chapter.number} ", text, flags=re.M) is not None)
+
+
+def outside_files(chapter) -> set[str]:
+    found = set()
+    for path in tracked_files():
+        if chapter.owns(path):
+            continue
+        try:
+            text = (REPO_ROOT / path).read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        if names_chapter(chapter, text):
+            found.add(path)
+    return found
+
+
+def test_adding_a_chapter_touches_what_authoring_says():
+    """Measured on the latest chapter: the files outside its own that name it are the shared
+    files edited by hand and those regenerated, no more; AUTHORING.md gives both counts."""
+    latest = CHAPTERS[-1]
+    assert outside_files(latest) == set(chapters.HAND_EDITED) | set(chapters.REGENERATED)
+    authoring = (REPO_ROOT / "AUTHORING.md").read_text(encoding="utf-8")
+    said = re.search(r"edits (\w+) shared files by hand \(([^)]*)\) and regenerates (\w+) \(([^)]*)\)",
+                     " ".join(authoring.split()))
+    assert said, "AUTHORING.md must say what adding a chapter touches outside the chapter's own files"
+    words = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+    assert words[said.group(1)] == len(chapters.HAND_EDITED)
+    assert set(re.findall(r"`([^`]+)`", said.group(2))) == set(chapters.HAND_EDITED)
+    assert words[said.group(3)] == len(chapters.REGENERATED)
+    assert set(re.findall(r"`([^`]+)`", said.group(4))) == set(chapters.REGENERATED)
+
+
+def test_the_measure_sees_a_file_that_lists_chapters():
+    latest = CHAPTERS[-1]
+    assert names_chapter(latest, f"- {latest.lesson}") and names_chapter(latest, f"## {latest.number} Title")
+    assert not names_chapter(latest, "chapter numbers, none in particular")
