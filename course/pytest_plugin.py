@@ -35,6 +35,7 @@ from pathlib import Path
 import pytest
 
 from course import labs as labs_module
+from course.labs.running import kernel_socket_dir
 from course.checks import failure_message
 from course.grade.nbval_engine import grade_copy
 from course.labs import confinement
@@ -69,7 +70,7 @@ def use_ipc_kernels_in_nbval() -> None:
     import nbval.kernel
     from jupyter_client.manager import KernelManager
 
-    socket_dir = labs_module._socket_dir()
+    socket_dir = kernel_socket_dir()
     atexit.register(shutil.rmtree, socket_dir, True)
 
     class IpcKernelManager(KernelManager):

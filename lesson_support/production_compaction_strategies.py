@@ -26,7 +26,7 @@ import re
 
 from solutions.compaction import check_pairing, split_head, split_turns
 from solutions.production_compaction import ResultStore, TokenMeter, archive_turn
-from solutions.production_compaction.archive import _outcome
+from solutions.production_compaction.archive import result_outcome
 from course.givens.production_compaction import Run, visible
 from course.tables import text_table
 
@@ -52,7 +52,7 @@ def _words(text: str) -> set[str]:
 
 
 def _per_result(content: str) -> str:
-    return "[summary] " + _outcome(content)
+    return "[summary] " + result_outcome(content)
 
 
 def task_stage(history: list[dict]) -> tuple[str, set[str]]:
@@ -72,7 +72,7 @@ def guided_summary(content: str, query: str, stage: str, focus: set[str], shown:
     """One result summarised for the task's current need: its outcome, plus the lines that
     answer its call's `query` (gather) or concern the root cause (verify) and are not already
     in the context (`shown`, updated); the outcome alone once the task is being wrapped up."""
-    head = f"[{stage}] {_outcome(content)}"
+    head = f"[{stage}] {result_outcome(content)}"
     if stage == "synthesise":
         return head
     wanted, limit = (_words(query), GATHER_LINES) if stage == "gather" else (focus, VERIFY_LINES)
@@ -145,7 +145,7 @@ def strategy_context(name: str, run: Run, history: list[dict], state: dict, mete
         if meter(context) > 0.8 * WINDOW:
             for m in history:
                 if m.get("role") == "tool" and m["tool_call_id"] not in done:
-                    done[m["tool_call_id"]] = "[COMPRESSED] " + _outcome(m["content"])
+                    done[m["tool_call_id"]] = "[COMPRESSED] " + result_outcome(m["content"])
             context = _map_results(history, lambda m: done.get(m["tool_call_id"], m["content"]))
         return context
     raise ValueError(f"unknown strategy {name!r}; choose from {STRATEGIES}")

@@ -9,9 +9,9 @@ imported, directly or not, by one. A specimen, harness or widget dropped into so
 imported by no answer, so it fails here.
 """
 import ast
-import importlib
-import inspect
-import pkgutil
+import json
+import re
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -101,36 +101,241 @@ def test_every_chapter_solution_module_exists():
     assert [c.solution_module for c in CHAPTERS if c.solution_module and c.solution_module not in known] == []
 
 
-# Packages that were one module before being split by concern: lessons and labs import from the
-# package, so it re-exports every public name of its modules.
-FORMERLY_ONE_MODULE = ("solutions.gssc", "solutions.compaction", "solutions.costs",
-                       "solutions.status_bar", "lesson_support.cache_experiment",
-                       "lesson_support.skills", "lesson_support.redteam",
-                       "lesson_support.injection", "course.labs", "course.grade")
+# ------------------------------------------------------------------ private names stay home
+def private_imports(package: str) -> list[str]:
+    """`from x.y import _helper` in a module other than x.y: a private name crossing a module
+    boundary (gettext's `_` aside, which is meant to be imported)."""
+    return [f"{module} imports {node.module}.{alias.name}"
+            for module, path in modules(package).items()
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+            and node.module.split(".")[0] in LAYERS
+            for alias in node.names if alias.name.startswith("_") and alias.name != "_"]
 
 
-def public_names(module) -> list[str]:
+@pytest.mark.parametrize("package", sorted(LAYERS, key=LAYERS.get))
+def test_no_module_imports_another_modules_private_name(package):
+    found = private_imports(package)
+    assert found == [], ("a name used in another module is public where it lives (drop the "
+                         "underscore), or moves to where it is used: " + "; ".join(found))
+
+
+def test_the_checker_sees_a_private_import(tmp_path, monkeypatch):
+    fake = tmp_path / "solutions" / "widget.py"
+    fake.parent.mkdir()
+    fake.write_text("from course.i18n import _\nfrom solutions.gssc.compression import _cut\n",
+                    encoding="utf-8")
+    monkeypatch.setattr(__import__(__name__), "REPO_ROOT", tmp_path)
+    assert private_imports("solutions") == ["solutions.widget imports solutions.gssc.compression._cut"]
+
+
+# ------------------------------------------------------------------------- narrow fronts
+# A package's __init__ is its front: it re-exports exactly the names that lessons, labs (their
+# set-up cells, and the exercises a solved lab imports from its solution module), tests,
+# benchmarks, the contributors' documents and the other packages take through it, listed in
+# `__all__`. A name used only inside the package, or imported from its own module, stays there.
+DOCUMENTS = ("README.md", "AUTHORING.md", "INSTRUCTORS.md", "CONTRIBUTING.md")
+DOTTED = re.compile(r"\b(?:%s)(?:\.\w+)+" % "|".join(LAYERS))
+
+
+def known_modules() -> dict[str, Path]:
+    return {name: path for package in LAYERS for name, path in modules(package).items()}
+
+
+def front_bindings(path: Path, known) -> set[str]:
+    """The public names an __init__ binds by importing them (its own submodules aside)."""
+    own = module_name(path)
+    names = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            names.update(alias.asname or alias.name for alias in node.names
+                         if f"{node.module}.{alias.name}" != f"{own}.{alias.asname or alias.name}")
+        elif isinstance(node, ast.Import):
+            names.update(alias.asname for alias in node.names if alias.asname)
+    return {n for n in names if not n.startswith("_")}
+
+
+def declared_all(path: Path) -> list[str] | None:
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
+                                                for t in node.targets):
+            return list(ast.literal_eval(node.value))
+    return None
+
+
+def fronts(known) -> dict[str, Path]:
+    """Every package whose __init__ re-exports names, or declares what it exports."""
+    return {name: path for name, path in known.items() if path.name == "__init__.py"
+            and (front_bindings(path, known) or declared_all(path) is not None)}
+
+
+def code_places() -> list[tuple[str, list[str]]]:
+    """(where, its Python sources) of every place that may use a front: the three packages,
+    tests, benchmarks, the root conftest, and the lessons and labs of both editions (a notebook's
+    code cells together: a module a set-up cell imports is used by name in later cells)."""
+    found = [(str(p.relative_to(REPO_ROOT)), [p.read_text(encoding="utf-8")])
+             for folder in (*LAYERS, "tests", "benchmarks") for p in sorted((REPO_ROOT / folder).rglob("*.py"))]
+    found.append(("conftest.py", [(REPO_ROOT / "conftest.py").read_text(encoding="utf-8")]))
+    for pattern in ("notebooks/*.ipynb", "labs/*.ipynb", "zh-CN/**/*.ipynb"):
+        for path in sorted(REPO_ROOT.glob(pattern)):
+            cells = ["".join(cell["source"]) for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]
+                     if cell["cell_type"] == "code"]
+            found.append((str(path.relative_to(REPO_ROOT)),
+                          ["\n".join("" if line.lstrip().startswith(("%", "!")) else line  # IPython magics
+                                     for line in source.split("\n"))
+                           for source in cells if not source.startswith("%%")]))
+    return found
+
+
+def resolve(dotted: str, known) -> tuple[str, str] | None:
+    """`a.b.c.name` -> (the longest module prefix, the name after it). The name may be a
+    submodule (front_report tells a submodule from a function of the same name)."""
+    parts = dotted.split(".")
+    for n in range(len(parts) - 1, 0, -1):
+        if ".".join(parts[:n]) in known:
+            return ".".join(parts[:n]), parts[n]
+    return None
+
+
+def dotted_name(node) -> str | None:
     names = []
-    for node in ast.parse(inspect.getsource(module)).body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            names.append(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names += [t.id for t in targets if isinstance(t, ast.Name)]
-    return [n for n in names if not n.startswith("_")]
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(names)]) if isinstance(node, ast.Name) else None
 
 
-@pytest.mark.parametrize("package", FORMERLY_ONE_MODULE)
-def test_split_packages_re_export_every_public_name(package):
-    root = importlib.import_module(package)
-    missing = [f"{info.name}.{name}" for info in pkgutil.iter_modules(root.__path__)
-               if info.name != "__main__"  # running it is `python -m`, not an import
-               for module in [importlib.import_module(f"{package}.{info.name}")]
-               for name in public_names(module) if getattr(root, name, None) is not getattr(module, name)]
-    assert not missing, f"{package} does not re-export {missing}"
+def uses_in(sources, known) -> set[tuple[str, str]]:
+    """(module, name) for every name this code (a file, or a notebook's cells, which share
+    their imports) takes from a course module by that module's name: `from m import name`,
+    `m.name` (however m was imported or aliased), getattr/setattr on m with the name as a
+    string, a dotted string "m.name", and the same inside code held in a string (a cell or a
+    student's answer a test runs)."""
+    trees = []
+    for source in [sources] if isinstance(sources, str) else sources:
+        try:
+            trees.append(ast.parse(source))
+        except SyntaxError:
+            continue
+    nodes = [node for tree in trees for node in ast.walk(tree)]
+    aliases, used = {}, set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname \
+                    else alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in known:
+                    aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                elif node.module in known and alias.name != "*":
+                    used.add((node.module, alias.name))
+    for node in nodes:
+        if isinstance(node, ast.Attribute) and (dotted := dotted_name(node)):
+            head, _, rest = dotted.partition(".")
+            if head in aliases and (hit := resolve(f"{aliases[head]}.{rest}", known)):
+                used.add(hit)
+        elif isinstance(node, ast.Call) and len(node.args) >= 2 \
+                and (dotted_name(node.func) or "").rsplit(".", 1)[-1] in ("getattr", "setattr", "hasattr", "delattr") \
+                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str) \
+                and (dotted := dotted_name(node.args[0])) and dotted.split(".")[0] in aliases:
+            head, _, rest = dotted.partition(".")
+            target = ".".join(filter(None, [aliases[head], rest]))
+            if target in known:
+                used.add((target, node.args[1].value))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value.strip()
+            if DOTTED.fullmatch(text):
+                used |= {hit} if (hit := resolve(text, known)) else set()
+            elif "import " in text:
+                used |= uses_in(text, known)
+    return used
+
+
+def document_uses(known) -> set[tuple[str, str]]:
+    """Dotted names in the contributors' documents (tests/course/test_docs.py resolves them)."""
+    return {hit for name in DOCUMENTS
+            for snippet in re.findall(r"`([^`\n]+)`", (REPO_ROOT / name).read_text(encoding="utf-8"))
+            for word in DOTTED.findall(snippet) if (hit := resolve(word, known))}
+
+
+def uses_through_fronts() -> dict[str, dict[str, set[str]]]:
+    """front -> name -> the places that take the name through that front."""
+    known = known_modules()
+    names = set(fronts(known))
+    places = [(where, uses_in(source, known)) for where, source in code_places()]
+    places.append(("the documents", document_uses(known)))
+    # A solved lab imports each exercise from the lab's solution module (course/labs/variants.py).
+    places.append(("course/chapters.py (a solved lab)",
+                   {(c.solution_module, key) for c in CHAPTERS if c.solution_module for key in c.exercises}))
+    found: dict[str, dict[str, set[str]]] = {}
+    for where, used in places:
+        for module, name in used:
+            if module in names and where != str(known[module].relative_to(REPO_ROOT)) \
+                    and not name.startswith("__"):
+                found.setdefault(module, {}).setdefault(name, set()).add(where)
+    return found
+
+
+def front_problems() -> dict[str, tuple[list[str], list[str], list[str]]]:
+    """front -> (exported but used through it nowhere, used through it but not exported,
+    bound by its imports but left out of __all__)."""
+    known = known_modules()
+    uses = uses_through_fronts()
+    report = {}
+    for name, path in fronts(known).items():
+        exported = set(declared_all(path) or [])
+        used = {n for n in uses.get(name, {}) if n in front_bindings(path, known) | exported
+                or f"{name}.{n}" not in known}  # a submodule reached by its name is no export
+        report[name] = (sorted(exported - used), sorted(used - exported),
+                        sorted(front_bindings(path, known) - exported))
+    return report
+
+
+@lru_cache(maxsize=1)
+def front_report() -> dict[str, tuple[list[str], list[str], list[str]]]:
+    return front_problems()
+
+
+def test_there_are_fronts():
+    assert {"course.llm", "course.labs", "solutions.costs"} <= set(front_report())
+
+
+@pytest.mark.parametrize("front", sorted(front_report()))
+def test_a_front_exports_only_what_is_used_through_it(front):
+    unused, _, _ = front_report()[front]
+    assert unused == [], (f"{front} exports {unused}, which nothing takes through it: take them "
+                          f"out of its __init__ and __all__ (code imports them from their own module)")
+
+
+@pytest.mark.parametrize("front", sorted(front_report()))
+def test_everything_used_through_a_front_is_in_its_all(front):
+    _, missing, unlisted = front_report()[front]
+    assert missing == [], (f"{missing} are used through {front} but it does not export them: add them "
+                           f"to its __init__ and __all__, or import them from their own module")
+    assert unlisted == [], f"{front} imports {unlisted} without listing them in __all__"
 
 
 def test_no_answer_module_is_much_over_400_lines():
     long = [f"{name}: {n} lines" for name, path in modules("solutions").items()
             if (n := path.read_text(encoding="utf-8").count("\n")) > 420]
     assert long == [], f"split these by concern: {long}"
+
+
+def test_the_checker_sees_a_wide_front_and_a_reach_past_it(tmp_path, monkeypatch):
+    """The front tests can fail: a name exported and used nowhere, a name used through the
+    front that it does not export, a name imported but left out of __all__."""
+    package = tmp_path / "course" / "toy"
+    package.mkdir(parents=True)
+    (package / "parts.py").write_text("def used(): pass\ndef idle(): pass\ndef hidden(): pass\n"
+                                      "def unlisted(): pass\n", encoding="utf-8")
+    (package / "__init__.py").write_text("from course.toy.parts import idle, unlisted, used\n"
+                                         "__all__ = ['idle', 'used']\n", encoding="utf-8")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_toy.py").write_text(
+        "import course.toy as toy\nfrom course.toy import used\n\n"
+        "def test_it():\n    toy.hidden()\n", encoding="utf-8")
+    for name in ("conftest.py", *DOCUMENTS):
+        (tmp_path / name).write_text("", encoding="utf-8")
+    monkeypatch.setattr(__import__(__name__), "REPO_ROOT", tmp_path)
+    assert front_problems() == {"course.toy": (["idle"], ["hidden"], ["unlisted"])}

@@ -36,35 +36,9 @@ gradebook.json (everything, for `merge`) and graded-notebooks/ (the graded copie
 #   gradebook.py      gradebook.csv, gradebook.md and gradebook.json
 #   shards.py         --shard K/N and merge
 #   cli.py            main and main_merge; __main__.py runs main
-from course.grade.cli import DEFAULT_LABS, DEFAULT_LESSONS, default_jobs, main, main_merge
-from course.grade.gradebook import (CSV_FIELDS, FORMAT, lab_info, markdown, reflection_rows,
-                                    reflections_markdown, write_gradebook)
-from course.grade.nbval_engine import (GRADED_DIR, grade_all_nbval, grade_copy, nbval_command,
-                                       nbval_environment, prepare_graded_dir, read_junit, record_nbval, run_nbval)
-from course.grade.shards import merge, parse_shard, shard_of
-from course.grade.submissions import (GRADED_MARK, OUTPUT_FILES, Submission, collect,
-                                      collect_reflections, is_output_folder, match_all, pick_one,
-                                      row)
+from course.grade.cli import default_jobs, main
+from course.grade.nbval_engine import run_nbval
+from course.grade.shards import shard_of
+from course.grade.submissions import collect
 
-# Importable from course.grade before it was split: the names it took from other modules.
-from course import reflections  # noqa: F401
-from course.labs import (Lab, LabError, cell_key, cell_points, cell_problem,  # noqa: F401
-                         find_released_labs, load_lab, match_lab, nbval_graded,
-                         not_attempted, read_notebook, whole)
-from course.paths import LABS_DIR, LESSONS_DIR, REPO_ROOT  # noqa: F401
-
-__all__ = [
-    # submissions.py
-    "GRADED_MARK", "OUTPUT_FILES", "Submission", "collect", "collect_reflections",
-    "is_output_folder", "match_all", "pick_one", "row",
-    # nbval_engine.py
-    "GRADED_DIR", "grade_all_nbval", "grade_copy", "nbval_command", "nbval_environment", "prepare_graded_dir",
-    "read_junit", "record_nbval", "run_nbval",
-    # gradebook.py
-    "CSV_FIELDS", "FORMAT", "lab_info", "markdown", "reflection_rows", "reflections_markdown",
-    "write_gradebook",
-    # shards.py
-    "merge", "parse_shard", "shard_of",
-    # cli.py
-    "DEFAULT_LABS", "DEFAULT_LESSONS", "default_jobs", "main", "main_merge",
-]
+__all__ = ["collect", "default_jobs", "main", "run_nbval", "shard_of"]

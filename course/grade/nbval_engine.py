@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 
-from course.grade.submissions import GRADED_MARK, Submission, _progress_line, row
+from course.grade.submissions import GRADED_MARK, Submission, progress_line, row
 from course.labs import Lab, cell_key, cell_points, cell_problem, nbval_graded, read_notebook
 from course.labs.answer_keys import SCRATCH_SUFFIX, program_path, write_graded
 from course.paths import REPO_ROOT
@@ -105,7 +105,7 @@ def grade_all_nbval(subs: list[Submission], root: Path, labs: dict[str, Lab], ti
     for sub in subs:
         if sub not in todo:
             done += 1
-            report(_progress_line(sub, done, len(subs)))
+            report(progress_line(sub, done, len(subs)))
     if not todo:
         return
     keep = prepare_graded_dir(out)
@@ -138,7 +138,7 @@ def grade_all_nbval(subs: list[Submission], root: Path, labs: dict[str, Lab], ti
                 for sub in chunk:
                     record_nbval(sub, cases, output, labs[sub.lab])
                     done += 1
-                    report(_progress_line(sub, done, len(subs)) + _seconds(sub, cases))
+                    report(progress_line(sub, done, len(subs)) + _seconds(sub, cases))
 
 
 def _seconds(sub: Submission, cases: list[dict]) -> str:

@@ -161,7 +161,7 @@ def row(sub: Submission, check: str, status: str, points, earned, detail: str) -
             "status": status, "points": whole(points), "earned": whole(earned), "detail": detail}
 
 
-def _progress_line(sub: Submission, n: int, total: int) -> str:
+def progress_line(sub: Submission, n: int, total: int) -> str:
     what = f"[{n}/{total}] {sub.student}"
     if sub.problem:
         return f"{what}: NOT GRADED - {sub.notebook}: {sub.problem}"

@@ -36,67 +36,23 @@ Where each part lives:
     confinement.py   the bubblewrap sandbox and limits the worker runs in
     observe.py       what the judge sees of the workers from outside: their processes, memory
 """
-from course.labs.answer_keys import (PROGRAM_SUFFIX, SCRATCH_SUFFIX, VERDICT_LINE, Program,
-                                     answer_key, nbval_check_source, nbval_graded,
-                                     nbval_notebook, nbval_solved, nbval_unsolved, program_path,
-                                     write_graded)
-from course.labs.confinement import (RUNTIME_DIRS, SYSTEM_DIRS, Limits, ProcessGroup,
-                                     answer_modules, answer_paths, command, problem, set_limits)
-from course.labs.observe import (WorkerMemory, process_table, tree, worker_processes, worker_started,
-                                 worker_stopped)
-from course.labs.remote import (SCRATCH_QUOTA, START_TIMEOUT, ExerciseError, StudentTimeout, Worker,
-                                WorkerStopped, start)
-from course.labs.wire import (EXERCISE_FILE, MAX_CONTAINERS, MAX_DEPTH, MAX_ITEMS, MAX_LINE, OPS,
-                              TRUSTED_MODULES, CallTimeout, Codec, Endpoint, LineReader, Remote,
-                              RemoteError, WireError, trusted_class)
-from course.labs.worker import main, run_cells
-from course.labs.judging import NO_VERDICT, judge_verdict_check, verdict_of
-from course.labs.lab import (CHECKS_ONLY, LAB_NAME, Lab, LabError, cell_key, cell_kind, cell_points,
-                             checks_only, defined_names, find_released_labs, load_lab, match_lab, read_notebook, whole)
+from course.labs.answer_keys import (answer_key, nbval_check_source, nbval_graded, nbval_solved,
+                                     nbval_unsolved)
+from course.labs.confinement import answer_modules
+from course.labs.judging import NO_VERDICT, verdict_of
+from course.labs.lab import (LAB_NAME, Lab, LabError, cell_key, cell_kind, cell_points,
+                             checks_only, find_released_labs, load_lab, match_lab, read_notebook,
+                             whole)
 from course.labs.run_problems import solved_problems, unsolved_problems
-from course.labs.running import (SETUP_TIMEOUT, TIMEOUT_ENAME, CellResult, LabRun, cell_problem, run,
-                                 run_solved, run_unsolved)
-from course.labs.running import _socket_dir  # noqa: F401  (course.pytest_plugin's kernels use it)
-from course.labs.screening import (IMPORTS_SOLUTIONS, LESSON_SUPPORT, MACHINERY, checks_only_names,
-                                   imports_answers)
-from course.labs.variants import (exercises_worked, graded_exercises, not_attempted, solved,
-                                  student_answers)
-
-# Importable from course.labs before it was split (tests import parse_check_cell from here).
-from course.checks import MIME, CheckCellError, failure_message, parse_check_cell  # noqa: F401
+from course.labs.running import SETUP_TIMEOUT, LabRun, cell_problem, run, run_solved, run_unsolved
+from course.labs.screening import imports_answers
+from course.labs.variants import exercises_worked, graded_exercises, not_attempted, solved
 
 __all__ = [
-    # lab.py
-    "CHECKS_ONLY", "LAB_NAME", "Lab", "LabError", "cell_key", "cell_kind", "cell_points",
-    "checks_only", "defined_names", "find_released_labs",
-    "load_lab", "match_lab", "read_notebook", "whole",
-    # screening.py
-    "IMPORTS_SOLUTIONS", "LESSON_SUPPORT", "MACHINERY", "checks_only_names", "imports_answers",
-    # variants.py
-    "exercises_worked", "graded_exercises", "not_attempted", "solved", "student_answers",
-    # answer_keys.py
-    "PROGRAM_SUFFIX", "SCRATCH_SUFFIX", "VERDICT_LINE", "Program", "answer_key",
-    "nbval_check_source", "nbval_graded", "nbval_notebook", "nbval_solved", "nbval_unsolved",
-    "program_path", "write_graded",
-    # confinement.py
-    "RUNTIME_DIRS", "SYSTEM_DIRS", "Limits", "ProcessGroup", "answer_modules", "answer_paths", "command",
-    "problem", "set_limits",
-    # observe.py
-    "WorkerMemory", "process_table", "tree", "worker_processes", "worker_started", "worker_stopped",
-    # remote.py
-    "SCRATCH_QUOTA", "START_TIMEOUT", "ExerciseError", "StudentTimeout", "Worker", "WorkerStopped",
-    "start",
-    # wire.py
-    "EXERCISE_FILE", "MAX_CONTAINERS", "MAX_DEPTH", "MAX_ITEMS", "MAX_LINE", "OPS", "TRUSTED_MODULES",
-    "CallTimeout", "Codec", "Endpoint", "LineReader", "Remote", "RemoteError", "WireError",
-    "trusted_class",
-    # worker.py
-    "main", "run_cells",
-    # running.py
-    "SETUP_TIMEOUT", "TIMEOUT_ENAME", "CellResult", "LabRun", "cell_problem", "run", "run_solved",
-    "run_unsolved",
-    # judging.py
-    "NO_VERDICT", "judge_verdict_check", "verdict_of",
-    # run_problems.py
-    "solved_problems", "unsolved_problems",
+    "LAB_NAME", "Lab", "LabError", "LabRun", "NO_VERDICT", "SETUP_TIMEOUT", "answer_key",
+    "answer_modules", "cell_key", "cell_kind", "cell_points", "cell_problem", "checks_only",
+    "exercises_worked", "find_released_labs", "graded_exercises", "imports_answers", "load_lab",
+    "match_lab", "nbval_check_source", "nbval_graded", "nbval_solved", "nbval_unsolved",
+    "not_attempted", "read_notebook", "run", "run_solved", "run_unsolved", "solved",
+    "solved_problems", "unsolved_problems", "verdict_of", "whole",
 ]

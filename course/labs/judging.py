@@ -17,7 +17,7 @@ def _error_output(cell) -> tuple[str, str] | None:
     return None
 
 
-def _error_of(cell, reply: dict | None) -> tuple[str, str] | None:
+def error_of(cell, reply: dict | None) -> tuple[str, str] | None:
     """(type name, message) of the exception a cell ended in: the execute reply says, or, if
     there is no reply, an error output."""
     content = (reply or {}).get("content", {})
@@ -26,11 +26,11 @@ def _error_of(cell, reply: dict | None) -> tuple[str, str] | None:
     return _error_output(cell)
 
 
-def _error_text(ename: str, evalue: str) -> str:
+def error_text(ename: str, evalue: str) -> str:
     return f"{ename}: {evalue}".strip().rstrip(":")
 
 
-def _stdout(cell) -> str:
+def stdout_text(cell) -> str:
     return "".join(o.get("text", "") for o in cell.get("outputs", [])
                    if o.get("output_type") == "stream" and o.get("name") == "stdout")
 
@@ -47,9 +47,9 @@ def verdict_of(cell) -> dict | None:
 
 def judge_verdict_check(cell, reply: dict | None) -> tuple[str, str, str | None]:
     """(status, what to fix, exception type) for a check as the student runs it."""
-    error = _error_of(cell, reply)
+    error = error_of(cell, reply)
     if error:  # the check cell itself broke (it must never)
-        return "failed", f"the check cell ended in an error: {_error_text(*error)}", error[0]
+        return "failed", f"the check cell ended in an error: {error_text(*error)}", error[0]
     verdict = verdict_of(cell)
     if verdict is None:
         return "failed", "the check cell showed no verdict", None

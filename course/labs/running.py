@@ -12,7 +12,7 @@ from pathlib import Path
 
 import nbformat
 
-from course.labs.judging import _error_of, _error_text, _stdout, judge_verdict_check
+from course.labs.judging import error_of, error_text, stdout_text, judge_verdict_check
 from course.labs.lab import Lab, cell_key, cell_kind, cell_points
 from course.labs.variants import solved
 
@@ -72,7 +72,7 @@ def _kernel_config(socket_dir: str):
     return config
 
 
-def _socket_dir() -> str:
+def kernel_socket_dir() -> str:
     base = tempfile.gettempdir()
     if len(base) > 60 and os.path.isdir("/tmp"):  # Unix socket paths are limited to ~100 bytes
         base = "/tmp"
@@ -97,7 +97,7 @@ def run(lab: Lab, nb: nbformat.NotebookNode, timeout: float = 120, cwd: Path | N
     def cell_timeout(cell) -> float:
         return timeout if cell_kind(cell) in ("exercise", "check") else max(timeout, SETUP_TIMEOUT)
 
-    socket_dir = _socket_dir()
+    socket_dir = kernel_socket_dir()
     client = NotebookClient(
         nb, timeout_func=cell_timeout, allow_errors=True, interrupt_on_timeout=True,
         error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": "interrupted", "traceback": []},
@@ -140,11 +140,11 @@ def _result(index, kind, key, points, cell, reply, timeout) -> CellResult:
         status, message, error_type = judge_verdict_check(cell, reply)
         return CellResult(index, kind, key, status, message, points, error_type)
     if kind == "tally":
-        return CellResult(index, kind, key, "failed" if _error_of(cell, reply) else "passed",
-                          _stdout(cell).strip())
-    error = _error_of(cell, reply)
+        return CellResult(index, kind, key, "failed" if error_of(cell, reply) else "passed",
+                          stdout_text(cell).strip())
+    error = error_of(cell, reply)
     if error:
-        return CellResult(index, kind, key, "failed", _error_text(*error), points, error[0])
+        return CellResult(index, kind, key, "failed", error_text(*error), points, error[0])
     return CellResult(index, kind, key, "passed", "", points)
 
 

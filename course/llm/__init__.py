@@ -43,11 +43,16 @@ and server-side compaction into a sealed, opaque item (course/llm/responses.py).
 """
 from __future__ import annotations
 
-from course.llm.explain import explain  # noqa: F401
-from course.llm.policy import rule_table  # noqa: F401
-from course.llm.models import MODELS, REASONER, SMALL_WINDOW_MODEL, model_table  # noqa: F401
-from course.llm.server import MODEL_NAME, ServerHandle, TeachingModel  # noqa: F401
-from course.llm.measuring import Target, announce, fresh_targets, targets  # noqa: F401
-from course.llm.connection import (ENV_BASE_URL, ENV_KEY, ENV_MODEL, client, default_server,  # noqa: F401
+from course.llm.explain import explain
+from course.llm.policy import rule_table
+from course.llm.models import SMALL_WINDOW_MODEL, model_table
+from course.llm.server import MODEL_NAME
+from course.llm.measuring import Target, announce, fresh_targets, targets
+from course.llm.connection import (ENV_BASE_URL, ENV_KEY, ENV_MODEL, client, default_server,
                                    model_name, provider_configured, serve, using_real_provider)
 
+__all__ = [
+    "ENV_BASE_URL", "ENV_KEY", "ENV_MODEL", "MODEL_NAME", "SMALL_WINDOW_MODEL", "Target",
+    "announce", "client", "default_server", "explain", "fresh_targets", "model_name", "model_table",
+    "provider_configured", "rule_table", "serve", "targets", "using_real_provider",
+]

@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from course.llm import model_table, serve
-from course.llm.models import MODELS
+from course.llm.connection import serve
+from course.llm.models import MODELS, model_table
 from course.llm.reasoning import POLICY_RULES
 from course.llm.sampling import CHOICES
 

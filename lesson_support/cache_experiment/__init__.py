@@ -18,7 +18,7 @@ prompt in the teaching model's template; they are kept well under the 1,024-toke
 that they alone can never be reported as a cache hit. For numbers from a clean slate use a
 private server: `with course.llm.serve() as server: client = server.client()`.
 
-The package, one concern per module (this module re-exports all of them):
+The package, one concern per module (this module re-exports what is used through it):
 
     script    the scripted run: system prompt, tools, task, scripted_steps
     building  STRATEGIES and build_request: the requests of a run under each strategy
@@ -27,18 +27,16 @@ The package, one concern per module (this module re-exports all of them):
 """
 from __future__ import annotations
 
-from lesson_support.cache_experiment.building import (COMPACT_THRESHOLD_TOKENS, KEEP_RECENT_STEPS,
-                                                      SLIDING_WINDOW_STEPS, STRATEGIES, _RunState,
+from lesson_support.cache_experiment.building import (COMPACT_THRESHOLD_TOKENS, STRATEGIES,
                                                       build_request)
 from lesson_support.cache_experiment.measure import (RequestRecord, expected_cached_tokens,
-                                       format_hit_rate_table, hit_rate_table, measure_strategies,
-                                       plot_hit_rates, run_strategy)
-from lesson_support.cache_experiment.script import (START_TIME, SYSTEM_PROMPT, TASK, TOOLS, ScriptStep,
-                                      scripted_steps)
+                                                     format_hit_rate_table, hit_rate_table,
+                                                     measure_strategies, plot_hit_rates,
+                                                     run_strategy)
+from lesson_support.cache_experiment.script import SYSTEM_PROMPT, TASK, TOOLS, scripted_steps
 
 __all__ = [
-    "COMPACT_THRESHOLD_TOKENS", "KEEP_RECENT_STEPS", "SLIDING_WINDOW_STEPS", "START_TIME",
-    "STRATEGIES", "SYSTEM_PROMPT", "TASK", "TOOLS", "RequestRecord", "ScriptStep",
+    "COMPACT_THRESHOLD_TOKENS", "RequestRecord", "STRATEGIES", "SYSTEM_PROMPT", "TASK", "TOOLS",
     "build_request", "expected_cached_tokens", "format_hit_rate_table", "hit_rate_table",
     "measure_strategies", "plot_hit_rates", "run_strategy", "scripted_steps",
 ]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from lesson_support.cache_experiment.script import (START_TIME, SYSTEM_PROMPT, TASK, TOOLS, ScriptStep,
-                                      _call_messages, _shuffled, _summary)
+                                      call_messages, shuffled, scripted_summary)
 from solutions.tokens import count_request_tokens
 
 STRATEGIES = {
@@ -27,33 +27,33 @@ COMPACT_THRESHOLD_TOKENS = 4_000
 
 
 @dataclass
-class _RunState:
+class RunState:
     """What a strategy remembers between calls (only compaction at a threshold needs any)."""
 
     summary_upto: int = 0          # steps folded into the summary so far
     last_tools: list | None = None
 
 
-def build_request(strategy: str, k: int, steps: list[ScriptStep], state: _RunState | None = None,
+def build_request(strategy: str, k: int, steps: list[ScriptStep], state: RunState | None = None,
                   session: str = "") -> tuple[list[dict], list[dict]]:
     """(messages, tools) for call number k (0-based), which has steps[:k] as its history."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; choose one of: {', '.join(STRATEGIES)}")
-    state = state or _RunState()
+    state = state or RunState()
     clock = (START_TIME + timedelta(seconds=7.3 * k)).isoformat(sep=" ")
     system = f"Session: {session or strategy}.\n" + SYSTEM_PROMPT
     if strategy == "timestamp in system prompt":
         system = f"Session: {session or strategy}.\nCurrent time: {clock}\n" + SYSTEM_PROMPT
     tools = TOOLS
     if strategy == "tools reordered":
-        tools = _shuffled(TOOLS, f"tools-{k}")
+        tools = shuffled(TOOLS, f"tools-{k}")
         while k and tools == state.last_tools:  # a reorder that changes nothing teaches nothing
-            tools = _shuffled(tools, f"tools-{k}-again")
+            tools = shuffled(tools, f"tools-{k}-again")
         state.last_tools = tools
 
     def arguments(step: ScriptStep) -> str:
         if strategy == "unstable JSON keys":
-            keys = _shuffled(list(step.arguments), f"keys-{k}-{step.call_id}")
+            keys = shuffled(list(step.arguments), f"keys-{k}-{step.call_id}")
             return json.dumps({key: step.arguments[key] for key in keys}, ensure_ascii=False)
         return json.dumps(step.arguments, ensure_ascii=False)
 
@@ -68,9 +68,9 @@ def build_request(strategy: str, k: int, steps: list[ScriptStep], state: _RunSta
         summary_of, history = history[:state.summary_upto], history[state.summary_upto:]
     messages = list(head)
     if summary_of:
-        messages.append({"role": "user", "content": _summary(summary_of)})
+        messages.append({"role": "user", "content": scripted_summary(summary_of)})
     for step in history:
-        messages += _call_messages(step, arguments(step))
+        messages += call_messages(step, arguments(step))
     if strategy == "compact at threshold" and len(history) > KEEP_RECENT_STEPS \
             and count_request_tokens(messages, tools) > COMPACT_THRESHOLD_TOKENS:
         state.summary_upto = k - KEEP_RECENT_STEPS

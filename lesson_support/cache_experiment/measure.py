@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from lesson_support.cache_experiment.building import STRATEGIES, _RunState, build_request
+from lesson_support.cache_experiment.building import STRATEGIES, RunState, build_request
 from lesson_support.cache_experiment.script import scripted_steps
 from course.usage import describe, read_usage, total
 from course.tables import text_table
@@ -47,7 +47,7 @@ def run_strategy(client, strategy: str, model: str | None = None, steps: int = 1
 
         model = course.llm.model_name()
     script = scripted_steps(steps)
-    state, sent, records = _RunState(), [], []
+    state, sent, records = RunState(), [], []
     for k in range(steps):
         messages, tools = build_request(strategy, k, script, state)
         ids = request_token_ids(messages, tools)

@@ -126,20 +126,20 @@ def scripted_steps(n: int = 12) -> list[ScriptStep]:
             for i, (tool, args, result) in enumerate(plan)]
 
 
-def _call_messages(step: ScriptStep, arguments: str) -> list[dict]:
+def call_messages(step: ScriptStep, arguments: str) -> list[dict]:
     call = {"id": step.call_id, "type": "function",
             "function": {"name": step.tool, "arguments": arguments}}
     return [{"role": "assistant", "content": None, "tool_calls": [call]},
             {"role": "tool", "tool_call_id": step.call_id, "content": step.result}]
 
 
-def _summary(steps: list[ScriptStep]) -> str:
+def scripted_summary(steps: list[ScriptStep]) -> str:
     lines = [f"- {s.call_id} {s.tool}({json.dumps(s.arguments, sort_keys=True)}) -> "
              f"{s.result.splitlines()[-1][:80]}" for s in steps]
     return f"Summary of steps 1-{len(steps)} (older history, compacted):\n" + "\n".join(lines)
 
 
-def _shuffled(items: list, seed: str) -> list:
+def shuffled(items: list, seed: str) -> list:
     items = list(items)
     random.Random(seed).shuffle(items)
     return items

@@ -25,7 +25,7 @@ Earlier sessions (the notes, the compaction summary) ran before any of this: wha
 behind is what the current session must cope with. Their sources are recorded as note tags,
 and only the provenance layer reads them.
 
-The package, one concern per module (this module re-exports all of them):
+The package, one concern per module (this module re-exports what is used through it):
 
     data      the table and the tools, read from data/injection/
     layers    the layers by name, the naive sanitiser and a fence that does not escape
@@ -37,30 +37,21 @@ The package, one concern per module (this module re-exports all of them):
 """
 from __future__ import annotations
 
-from lesson_support.injection.context import (SUMMARY_REQUEST, TRACKER_REQUEST, build_messages,
-                                              earlier_summary, status_bar)
-from lesson_support.injection.data import (DOMAIN, POLICY, SYSTEM_PROMPT, TABLE, TABLE_FILE,
-                                           TOOLS_FILE, load_rows, load_table, load_tools,
-                                           row_named)
-from lesson_support.injection.describe import (canary_text, completion_calling, row_line,
-                                               tool_result_texts)
-from lesson_support.injection.layers import (BLOCKLIST, HALVES, LAYER_NOTES, LAYERS, REMOVED,
-                                             WARNING, naive_fence, normalize_layers, sanitise,
-                                             tagged)
-from lesson_support.injection.session import (MAX_ITERATIONS, DefenceFailed, RecordingClient, RowRun,
-                                              make_agent, run_row)
+from lesson_support.injection.data import (DOMAIN, POLICY, SYSTEM_PROMPT, TABLE, load_rows,
+                                           load_tools, row_named)
+from lesson_support.injection.describe import completion_calling, row_line, tool_result_texts
+from lesson_support.injection.layers import (LAYER_NOTES, LAYERS, REMOVED, WARNING, naive_fence,
+                                             normalize_layers, sanitise)
+from lesson_support.injection.session import (DefenceFailed, RecordingClient, RowRun, make_agent,
+                                              run_row)
 from lesson_support.injection.tables import (blocked_counts, counts_table, cumulative_configs,
                                              run_configs, single_configs, textbook_configs,
                                              verdict_grid)
-from lesson_support.injection.world import EXTERNAL_TOOLS, NOTE_CLOCK, Scene
 
 __all__ = [
-    "BLOCKLIST", "DOMAIN", "DefenceFailed", "EXTERNAL_TOOLS", "HALVES", "LAYERS", "LAYER_NOTES", "MAX_ITERATIONS",
-    "NOTE_CLOCK", "POLICY", "REMOVED", "RecordingClient", "RowRun", "SUMMARY_REQUEST",
-    "SYSTEM_PROMPT", "Scene", "TABLE", "TABLE_FILE", "TOOLS_FILE", "TRACKER_REQUEST", "WARNING",
-    "blocked_counts", "build_messages", "canary_text", "completion_calling", "counts_table",
-    "cumulative_configs", "earlier_summary", "load_rows", "load_table", "load_tools",
-    "make_agent", "naive_fence", "normalize_layers", "row_line", "row_named", "run_configs",
-    "run_row", "sanitise", "single_configs", "status_bar", "tagged", "textbook_configs",
-    "tool_result_texts", "verdict_grid",
+    "DOMAIN", "DefenceFailed", "LAYERS", "LAYER_NOTES", "POLICY", "REMOVED", "RecordingClient",
+    "RowRun", "SYSTEM_PROMPT", "TABLE", "WARNING", "blocked_counts", "completion_calling",
+    "counts_table", "cumulative_configs", "load_rows", "load_tools", "make_agent", "naive_fence",
+    "normalize_layers", "row_line", "row_named", "run_configs", "run_row", "sanitise",
+    "single_configs", "textbook_configs", "tool_result_texts", "verdict_grid",
 ]

@@ -8,7 +8,7 @@ clean prompt cache, and send the same requests to a configured provider beside i
 model follows no documented rule: `try_session` runs its sessions without trusting its replies
 (any tool, bad JSON, a refusal, an error status) and the formatters print what it did.
 
-The package, one concern per module (this module re-exports all of them):
+The package, one concern per module (this module re-exports what is used through it):
 
     catalogue           the skill folders, the tool catalogue, what a tool list costs in tokens
     layers              a skill's three layers in tokens (catalogue line, body, files)
@@ -30,37 +30,33 @@ from lesson_support.skills.cache_measurements import (PLACEMENTS, REPLY_TOKENS, 
                                                       format_tool_changes, measure_placement,
                                                       measure_tool_change, placement_requests,
                                                       predicted_cached)
-from lesson_support.skills.catalogue import (CATALOG_BUDGET, HOSTILE_DIR, SKILLS_DIR, TOOLS_FILE,
-                                             course_skills, hostile_names, skill_files, skill_names,
-                                             tool_catalogue, tool_stub, tools_by_name, tools_tokens)
-from lesson_support.skills.harness import (CORE_TOOL_NAMES, LOAD_SKILL_TOOL, STAND_IN_RESULTS,
-                                           SYSTEM_PROMPT, TOOL_SEARCH_TOOL, ToolRun, core_tools,
-                                           session_start, skill_result_text)
-from lesson_support.skills.layers import LayerRow, format_layer_rows, layer_rows
-from lesson_support.skills.loading import (SESSION, preload_text, preload_vs_progressive,
-                                           tool_loading_rows)
-from lesson_support.skills.model_calls import ask, usage_of
-from lesson_support.skills.review import (CONCEAL, SECRET_PATHS, SENDING_TOOLS, TOOL_IN_BODY,
-                                          URL_RE, Finding, Vetting, review_skill, vet_folder)
+from lesson_support.skills.catalogue import (CATALOG_BUDGET, HOSTILE_DIR, SKILLS_DIR,
+                                             course_skills, hostile_names, skill_files,
+                                             skill_names, tool_catalogue, tool_stub, tools_by_name,
+                                             tools_tokens)
+from lesson_support.skills.harness import (CORE_TOOL_NAMES, LOAD_SKILL_TOOL, SYSTEM_PROMPT,
+                                           TOOL_SEARCH_TOOL, ToolRun, core_tools, session_start,
+                                           skill_result_text)
+from lesson_support.skills.layers import format_layer_rows, layer_rows
+from lesson_support.skills.loading import SESSION, preload_vs_progressive, tool_loading_rows
+from lesson_support.skills.model_calls import usage_of
+from lesson_support.skills.review import review_skill, vet_folder
 from lesson_support.skills.routing import route_skills, routing_hint
-from lesson_support.skills.scripted_work import PNG_SOURCES, earlier_work
+from lesson_support.skills.scripted_work import earlier_work
 from lesson_support.skills.session_views import (first_reply, format_session, hostile_view,
-                                                 provider_demo, reply_lines, step_text)
-from lesson_support.skills.sessions import (PROVIDER_MAX_CALLS, Step, run_session, session_steps,
-                                            try_session)
-from lesson_support.skills.tool_search import STOP, WORD, search_tools
+                                                 provider_demo, reply_lines)
+from lesson_support.skills.sessions import run_session, try_session
+from lesson_support.skills.tool_search import search_tools
 
 __all__ = [
-    "CATALOG_BUDGET", "CONCEAL", "CORE_TOOL_NAMES", "Finding", "HOSTILE_DIR", "LOAD_SKILL_TOOL",
-    "LayerRow", "PLACEMENTS", "PNG_SOURCES", "PROVIDER_MAX_CALLS", "REPLY_TOKENS", "SECRET_PATHS",
-    "SENDING_TOOLS", "SESSION", "SKILLS_DIR", "STAND_IN_RESULTS", "STOP", "SYSTEM_PROMPT", "Step",
-    "TOOLS_FILE", "TOOL_CHANGES", "TOOL_IN_BODY", "TOOL_SEARCH_TOOL", "ToolRun", "URL_RE",
-    "Vetting", "WORD", "ask", "changed_tools", "core_tools", "course_skills", "earlier_work",
-    "first_reply", "format_layer_rows", "format_placements", "format_session",
-    "format_tool_changes", "hostile_names", "hostile_view", "layer_rows", "measure_placement",
-    "measure_tool_change", "placement_requests", "predicted_cached", "preload_text",
-    "preload_vs_progressive", "provider_demo", "reply_lines", "review_skill", "route_skills",
-    "routing_hint", "run_session", "search_tools", "session_start", "session_steps", "skill_files",
-    "skill_names", "skill_result_text", "step_text", "tool_catalogue", "tool_loading_rows",
-    "tool_stub", "tools_by_name", "tools_tokens", "try_session", "usage_of", "vet_folder",
+    "CATALOG_BUDGET", "CORE_TOOL_NAMES", "HOSTILE_DIR", "LOAD_SKILL_TOOL", "PLACEMENTS",
+    "REPLY_TOKENS", "SESSION", "SKILLS_DIR", "SYSTEM_PROMPT", "TOOL_CHANGES", "TOOL_SEARCH_TOOL",
+    "ToolRun", "changed_tools", "core_tools", "course_skills", "earlier_work", "first_reply",
+    "format_layer_rows", "format_placements", "format_session", "format_tool_changes",
+    "hostile_names", "hostile_view", "layer_rows", "measure_placement", "measure_tool_change",
+    "placement_requests", "predicted_cached", "preload_vs_progressive", "provider_demo",
+    "reply_lines", "review_skill", "route_skills", "routing_hint", "run_session", "search_tools",
+    "session_start", "skill_files", "skill_names", "skill_result_text", "tool_catalogue",
+    "tool_loading_rows", "tool_stub", "tools_by_name", "tools_tokens", "try_session", "usage_of",
+    "vet_folder",
 ]

@@ -8,7 +8,7 @@ from lesson_support.cache_experiment import expected_cached_tokens
 from lesson_support.skills.catalogue import CATALOG_BUDGET
 from lesson_support.skills.harness import SYSTEM_PROMPT, skill_result_text
 from lesson_support.skills.model_calls import ask, usage_of
-from lesson_support.skills.scripted_work import _call, earlier_work
+from lesson_support.skills.scripted_work import call_turn, earlier_work
 from solutions.costs import OPENAI_RULES
 from solutions.skills import Skill, add_tools, build_catalog
 
@@ -49,14 +49,14 @@ def placement_requests(placement: str, skills: list[Skill], loaded: Skill, insta
     out.append(("2 a task a skill fits", [{"role": "system", "content": system}] + convo))
     if placement == "system prompt":
         system = system + "\n\n" + skill_result_text(loaded)
-        convo += [_call("call_load", "load_skill", {"name": loaded.name}),
+        convo += [call_turn("call_load", "load_skill", {"name": loaded.name}),
                   {"role": "tool", "tool_call_id": "call_load",
                    "content": f"skill {loaded.name} is now in the system prompt"}]
     elif placement == "file in the middle":
-        convo += [_call("call_load", "read_file", {"path": f"skills/{loaded.name}/SKILL.md"}),
+        convo += [call_turn("call_load", "read_file", {"path": f"skills/{loaded.name}/SKILL.md"}),
                   {"role": "tool", "tool_call_id": "call_load", "content": skill_result_text(loaded)}]
     else:
-        convo += [_call("call_load", "load_skill", {"name": loaded.name}),
+        convo += [call_turn("call_load", "load_skill", {"name": loaded.name}),
                   {"role": "tool", "tool_call_id": "call_load", "content": skill_result_text(loaded)}]
     out.append(("3 after the skill loaded", [{"role": "system", "content": system}] + convo))
     convo = convo + [{"role": "assistant", "content": f"Done, following {loaded.name}."}]

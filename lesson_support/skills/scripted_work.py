@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 
-def _call(call_id: str, name: str, args: dict) -> dict:
+def call_turn(call_id: str, name: str, args: dict) -> dict:
     """An assistant turn that calls one tool (the placements script theirs with it too)."""
     return {"role": "assistant", "content": None, "tool_calls": [
         {"id": call_id, "type": "function",
@@ -55,7 +55,7 @@ def earlier_work() -> list[dict]:
              ("run_tests", {"path": "build"}, tests + "\n100% tests passed, 0 tests failed")]
     messages = [{"role": "user", "content": "Build libpng natively in /workspace/build and run its tests."}]
     for i, (name, args, result) in enumerate(steps):
-        messages.append(_call(f"call_w{i}", name, args))
+        messages.append(call_turn(f"call_w{i}", name, args))
         messages.append({"role": "tool", "tool_call_id": f"call_w{i}", "content": result})
     messages.append({"role": "assistant", "content": "libpng builds natively and all 18 tests pass "
                                                      "(build/libpng_static.a)."})

@@ -10,9 +10,8 @@ tasks and their tools' results, the prompt fragments and the boundary, the big l
 """
 from __future__ import annotations
 
-from course.givens.architecture import (BOUNDARY, BUDGET_KEYS, CHILD_TASKS, PROMPT_FRAGMENTS,
-                                        STATUSES, TRANSCRIPTS_DIR, big_log, count_tokens,
-                                        render_prompt, search_world)
+from course.givens.architecture import (BOUNDARY, CHILD_TASKS, PROMPT_FRAGMENTS, big_log,
+                                        count_tokens, render_prompt, search_world)
 from solutions.architecture.children import run_children
 from solutions.architecture.report import digest
 from solutions.architecture.sandbox_filter import filter_in_sandbox
@@ -20,7 +19,7 @@ from solutions.architecture.self_test import self_test
 from solutions.architecture.variants import cache_variants, move_after_boundary
 
 __all__ = [
-    "BOUNDARY", "BUDGET_KEYS", "CHILD_TASKS", "PROMPT_FRAGMENTS", "STATUSES", "TRANSCRIPTS_DIR",
-    "big_log", "cache_variants", "count_tokens", "digest", "filter_in_sandbox",
-    "move_after_boundary", "render_prompt", "run_children", "search_world", "self_test",
+    "BOUNDARY", "CHILD_TASKS", "PROMPT_FRAGMENTS", "big_log", "cache_variants", "count_tokens",
+    "digest", "filter_in_sandbox", "move_after_boundary", "render_prompt", "run_children",
+    "search_world", "self_test",
 ]

@@ -22,7 +22,7 @@ Messages use the Chat Completions format: an assistant's `tool_calls` are
 `{"id", "type": "function", "function": {"name", "arguments"}}`, answered by
 `{"role": "tool", "tool_call_id", "content"}`.
 
-The package, one concern per module (this module re-exports all of them):
+The package, one concern per module (this module re-exports what is used through it):
 
     pairing      Pairing, check_pairing, unique_call_ids
     (and text_of, a given from course.givens.compaction, which the answers read content with)
@@ -36,21 +36,18 @@ from __future__ import annotations
 
 from course.givens.compaction import text_of
 from solutions.compaction.compacting import compact, drop_oldest_messages
-from solutions.compaction.pairing import KNOWN_ROLES, ROLES, Pairing, check_pairing, unique_call_ids
-from solutions.compaction.schedule import Replay, replay, sawtooth_points, should_compact
-from solutions.compaction.summaries import (BACKUPS_HEADING, COMPACTION_INSTRUCTION, RULE_TITLE,
-                                            SUMMARY_HEADER, ModelSummarizer, is_summary,
-                                            rule_based_summary, summary_message, summary_parts)
-from solutions.compaction.transcripts import (TRANSCRIPTS_DIR, backup_transcript, load_transcript,
-                                              save_transcript, transcript_jsonl)
+from solutions.compaction.pairing import Pairing, check_pairing, unique_call_ids
+from solutions.compaction.schedule import replay, sawtooth_points, should_compact
+from solutions.compaction.summaries import (BACKUPS_HEADING, COMPACTION_INSTRUCTION,
+                                            ModelSummarizer, is_summary, rule_based_summary,
+                                            summary_message, summary_parts)
+from solutions.compaction.transcripts import load_transcript, save_transcript
 from solutions.compaction.turns import recent_start, split_head, split_turns
 from solutions.compaction.self_test import self_test
 
 __all__ = [
-    "BACKUPS_HEADING", "COMPACTION_INSTRUCTION", "KNOWN_ROLES", "ROLES", "RULE_TITLE",
-    "SUMMARY_HEADER", "TRANSCRIPTS_DIR", "ModelSummarizer", "Pairing", "Replay",
-    "backup_transcript", "check_pairing", "compact", "drop_oldest_messages", "is_summary",
-    "load_transcript", "recent_start", "replay", "rule_based_summary", "save_transcript",
-    "sawtooth_points", "should_compact", "split_head", "split_turns", "summary_message",
-    "summary_parts", "transcript_jsonl", "unique_call_ids", "text_of", "self_test",
+    "BACKUPS_HEADING", "COMPACTION_INSTRUCTION", "ModelSummarizer", "Pairing", "check_pairing",
+    "compact", "drop_oldest_messages", "is_summary", "load_transcript", "recent_start", "replay",
+    "rule_based_summary", "save_transcript", "sawtooth_points", "self_test", "should_compact",
+    "split_head", "split_turns", "summary_message", "summary_parts", "text_of", "unique_call_ids",
 ]

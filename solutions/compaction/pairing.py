@@ -47,7 +47,7 @@ def _problem(index: int, kind: str, reason: str, call_id: str | None = None) -> 
     return Pairing(False, index, kind, reason, call_id)
 
 
-def _role_of(message) -> str | None:
+def role_of(message) -> str | None:
     """The message's role when it is a string (anything else is no role: JSON may hold a list)."""
     role = message.get("role") if isinstance(message, dict) else None
     return role if isinstance(role, str) else None
@@ -59,12 +59,12 @@ def _unanswered(messages: list, at: int, open_calls: dict[str, int]) -> Pairing:
     # Only on this error path do we look ahead: is the result there, just in the wrong place?
     for j in range(at + 1, len(messages)):
         message = messages[j]
-        if _role_of(message) == "tool" and message.get("tool_call_id") == call_id:
+        if role_of(message) == "tool" and message.get("tool_call_id") == call_id:
             return _problem(j, "late_result",
                             f"result for call {call_id!r} (made at message {caller}) comes after "
-                            f"message {at} ({_role_of(messages[at])}); a result must follow its "
+                            f"message {at} ({role_of(messages[at])}); a result must follow its "
                             f"call before any other message", call_id)
-    where = (f"before message {at} ({_role_of(messages[at])})" if at < len(messages)
+    where = (f"before message {at} ({role_of(messages[at])})" if at < len(messages)
              else "before the transcript ends")
     ids = ", ".join(repr(i) for i in open_calls)
     calls = "call" if len(open_calls) == 1 else "calls"
@@ -77,7 +77,7 @@ def _earlier(messages: list, before: int, call_id: str, role: str) -> int | None
     Used only to word an error, so the fast path keeps no per-id positions."""
     for j in range(before - 1, -1, -1):
         m = messages[j]
-        if _role_of(m) != role:
+        if role_of(m) != role:
             continue
         if role == "tool" and m.get("tool_call_id") == call_id:
             return j
@@ -100,7 +100,7 @@ def check_pairing(messages: list) -> Pairing:
     open_calls: dict[str, int] = {}  # calls still waiting for a result -> their message index
     used: set[str] = set()           # every call id made so far
     for i, message in enumerate(messages):
-        role = _role_of(message)
+        role = role_of(message)
         if role == "tool":
             call_id = message.get("tool_call_id")
             if not isinstance(call_id, str):
@@ -148,7 +148,7 @@ def check_pairing(messages: list) -> Pairing:
 
 def _call_ids(message) -> list:
     """The ids of an assistant message's calls, whatever their type (malformed ones included)."""
-    calls = message.get("tool_calls") if _role_of(message) == "assistant" else None
+    calls = message.get("tool_calls") if role_of(message) == "assistant" else None
     if not isinstance(calls, list):
         return []
     return [call.get("id") for call in calls if isinstance(call, dict)]
@@ -171,12 +171,12 @@ def unique_call_ids(messages: list) -> list:
                          f"{type(messages).__name__}")
     taken = {i for m in messages for i in _call_ids(m) if isinstance(i, str)}
     taken |= {m.get("tool_call_id") for m in messages
-              if _role_of(m) == "tool" and isinstance(m.get("tool_call_id"), str)}
+              if role_of(m) == "tool" and isinstance(m.get("tool_call_id"), str)}
     out = copy.deepcopy(messages)
     used: set[str] = set()          # ids of calls in earlier turns
     renamed: dict[str, str] = {}    # the current turn's renamings, old id -> new id
     for message in out:
-        role = _role_of(message)
+        role = role_of(message)
         if role == "tool":
             call_id = message.get("tool_call_id")
             if isinstance(call_id, str) and call_id in renamed:

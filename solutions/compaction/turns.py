@@ -2,7 +2,7 @@
 dropped a whole turn at a time, so a call never loses its result."""
 from __future__ import annotations
 
-from solutions.compaction.pairing import KNOWN_ROLES, ROLES, _role_of
+from solutions.compaction.pairing import KNOWN_ROLES, ROLES, role_of
 from solutions.compaction.summaries import is_summary
 
 
@@ -12,7 +12,7 @@ def split_turns(messages: list[dict]) -> list[list[dict]]:
         raise ValueError(f"split_turns expects a list of message dicts, got {type(messages).__name__}")
     turns: list[list[dict]] = []
     for i, message in enumerate(messages):
-        role = _role_of(message)
+        role = role_of(message)
         if role not in KNOWN_ROLES:
             raise ValueError(f"message {i} is not a message with a known role ({', '.join(ROLES)}); "
                              f"check_pairing(messages) says more")
@@ -35,7 +35,7 @@ def recent_start(messages: list[dict], keep_turns: int) -> int:
         return len(messages)
     started = 0
     for i in range(len(messages) - 1, -1, -1):
-        if _role_of(messages[i]) != "tool":
+        if role_of(messages[i]) != "tool":
             started += 1
             if started == keep_turns:
                 return i
@@ -45,7 +45,7 @@ def recent_start(messages: list[dict], keep_turns: int) -> int:
 def _opens(message) -> bool:
     """Messages that may come before the task: instructions, or an assistant speaking without
     calls (a product's greeting, "Hi! How can I help?")."""
-    role = _role_of(message)
+    role = role_of(message)
     return role in ("system", "developer") or (role == "assistant" and not message.get("tool_calls"))
 
 
@@ -62,9 +62,9 @@ def split_head(messages: list[dict]) -> tuple[list[dict], list[dict]]:
     i = 0
     while i < len(messages) and _opens(messages[i]):
         i += 1
-    if i < len(messages) and _role_of(messages[i]) == "user" and not is_summary(messages[i]):
+    if i < len(messages) and role_of(messages[i]) == "user" and not is_summary(messages[i]):
         return messages[:i + 1], messages[i + 1:]
     i = 0
-    while i < len(messages) and _role_of(messages[i]) in ("system", "developer"):
+    while i < len(messages) and role_of(messages[i]) in ("system", "developer"):
         i += 1
     return messages[:i], messages[i:]

@@ -15,7 +15,7 @@ All prices are USD per million tokens. Token counts are per request:
 The study guide's third hands-on lab is reproduced by `seed_lab3()`; everything else builds on
 the same few functions.
 
-The package, one concern per module (this module re-exports all of them):
+The package, one concern per module (this module re-exports what is used through it):
 
     prices      Prices, the checks on prices and token counts, SEED_PRICES
     run         Run, Call, CacheRules (automatic caching), what each step sends (full history,
@@ -32,37 +32,30 @@ The package, one concern per module (this module re-exports all of them):
 from __future__ import annotations
 
 from solutions.costs.billing import (Request, cumulative_cost_by_step, price_requests, price_run,
-                                     request_cost, step_costs)
-from solutions.costs.breakpoints import (ANTHROPIC_RULES, BREAKPOINT_PLACES,
-                                         ONE_HOUR_WRITE_FACTOR, TTL_SECONDS, Breakpoints)
+                                     step_costs)
+from solutions.costs.breakpoints import ANTHROPIC_RULES, ONE_HOUR_WRITE_FACTOR, Breakpoints
 from solutions.costs.cache_friendly import cache_friendly_request, stable_tools
-from solutions.costs.prices import (MILLION, PER_TOKEN_SUSPECT, PRICE_FIELDS, SEED_PRICE_FIELDS,
-                                    SEED_PRICES, Prices, from_fields)
-from solutions.costs.run import (DEEPSEEK_RULES, EXACT, OPENAI_RULES, RUN_FIELDS, SEED_RUN,
-                                 SEED_RUN_FIELDS, Call, CacheRules, Run, append_only_shared, as_run,
-                                 compacted_prompt, full_history_prompt, prefix_only_shared)
-from solutions.costs.schedule import Schedule, compaction_schedule, default_threshold
+from solutions.costs.prices import SEED_PRICE_FIELDS, SEED_PRICES, Prices
+from solutions.costs.run import (DEEPSEEK_RULES, EXACT, OPENAI_RULES, SEED_RUN, SEED_RUN_FIELDS,
+                                 Call, CacheRules, Run, append_only_shared, compacted_prompt,
+                                 full_history_prompt)
+from solutions.costs.schedule import compaction_schedule, default_threshold
 from solutions.costs.simulation import (COST_STRATEGIES, Caching, CostStrategy, billed_prices,
                                         break_even_step, compaction_break_even, format_seed_lab3,
                                         format_strategy_table, run_calls, seed_lab3, simulate,
                                         strategy_table)
-from solutions.costs.table import PRICE_COLUMNS, PRICES_CSV, load_price_table, provider_presets
-from solutions.costs.usage import (PRICED_AS, WARNED, UsageBill, UsageNotReported, bill_usages,
-                                   not_reported, price_usages, usage_request)
+from solutions.costs.table import PRICE_COLUMNS, load_price_table, provider_presets
+from solutions.costs.usage import UsageNotReported, bill_usages, price_usages, usage_request
 from solutions.costs.self_test import self_test
 
 __all__ = [
-    "ANTHROPIC_RULES", "BREAKPOINT_PLACES", "ONE_HOUR_WRITE_FACTOR", "TTL_SECONDS", "Breakpoints",
-    "Call", "Caching", "billed_prices", "run_calls",
-    "COST_STRATEGIES", "DEEPSEEK_RULES", "EXACT", "MILLION", "OPENAI_RULES", "PER_TOKEN_SUSPECT",
-    "PRICE_COLUMNS",
-    "PRICE_FIELDS", "PRICES_CSV", "RUN_FIELDS", "SEED_PRICE_FIELDS", "SEED_PRICES", "SEED_RUN",
-    "SEED_RUN_FIELDS", "CacheRules", "CostStrategy", "Prices", "Request", "Run", "Schedule",
-    "append_only_shared", "as_run", "break_even_step", "compacted_prompt", "compaction_break_even",
+    "ANTHROPIC_RULES", "Breakpoints", "COST_STRATEGIES", "CacheRules", "Caching", "Call",
+    "CostStrategy", "DEEPSEEK_RULES", "EXACT", "ONE_HOUR_WRITE_FACTOR", "OPENAI_RULES",
+    "PRICE_COLUMNS", "Prices", "Request", "Run", "SEED_PRICES", "SEED_PRICE_FIELDS", "SEED_RUN",
+    "SEED_RUN_FIELDS", "UsageNotReported", "append_only_shared", "bill_usages", "billed_prices",
+    "break_even_step", "cache_friendly_request", "compacted_prompt", "compaction_break_even",
     "compaction_schedule", "cumulative_cost_by_step", "default_threshold", "format_seed_lab3",
-    "from_fields",
-    "format_strategy_table", "full_history_prompt", "load_price_table", "prefix_only_shared",
-    "price_requests", "price_run", "price_usages", "provider_presets", "request_cost", "seed_lab3",
-    "simulate", "step_costs", "strategy_table", "usage_request", "self_test",
-    "PRICED_AS", "UsageBill", "UsageNotReported", "WARNED", "bill_usages", "not_reported",
+    "format_strategy_table", "full_history_prompt", "load_price_table", "price_requests",
+    "price_run", "price_usages", "provider_presets", "run_calls", "seed_lab3", "self_test",
+    "simulate", "stable_tools", "step_costs", "strategy_table", "usage_request",
 ]

@@ -9,7 +9,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from solutions.costs.prices import MILLION, Prices, _check_prices, _tokens
+from solutions.costs.prices import MILLION, Prices, check_prices, check_tokens
 
 
 class Request(NamedTuple):
@@ -28,10 +28,10 @@ class Request(NamedTuple):
 def _check_request(i: int, prompt, cached, completion, written) -> tuple[int, int, int, int]:
     """The four counts of step i+1 as ints, or a clear error saying what is impossible."""
     where = f"step {i + 1}"
-    prompt = _tokens(prompt, f"{where}: prompt tokens")
-    cached = _tokens(cached, f"{where}: cached tokens")
-    completion = _tokens(completion, f"{where}: completion tokens")
-    written = _tokens(written, f"{where}: cache-write tokens")
+    prompt = check_tokens(prompt, f"{where}: prompt tokens")
+    cached = check_tokens(cached, f"{where}: cached tokens")
+    completion = check_tokens(completion, f"{where}: completion tokens")
+    written = check_tokens(written, f"{where}: cache-write tokens")
     if cached > prompt:
         raise ValueError(f"{where}: {cached:,} cached tokens but the prompt has only {prompt:,}. "
                          f"Cached tokens are part of the prompt and can never exceed it.")
@@ -50,7 +50,7 @@ def _cost(prompt: int, cached: int, completion: int, written: int, prices: Price
 def request_cost(prompt_tokens: int, cached_tokens: int, prices: Prices, completion_tokens: int = 0,
                  cache_write_tokens: int = 0) -> float:
     """USD for one request: hits, writes and plain misses of the prompt, plus the reply."""
-    prices = _check_prices(prices)
+    prices = check_prices(prices)
     return _cost(*_check_request(0, prompt_tokens, cached_tokens, completion_tokens,
                                  cache_write_tokens), prices)
 
@@ -70,7 +70,7 @@ def _per_step(values, n: int | None, what: str) -> Sequence:
 def step_costs(prompt_tokens, cached_tokens, prices: Prices, completion_tokens=None,
                cache_write_tokens=None) -> list[float]:
     """USD per step of a run given per-step counts (see `price_run`)."""
-    prices = _check_prices(prices)
+    prices = check_prices(prices)
     prompt = _per_step(prompt_tokens, None, "prompt_tokens")
     n = len(prompt)
     cached = _per_step(cached_tokens, n, "cached_tokens")
@@ -101,13 +101,13 @@ def _request_usd(r: Request, prices: Prices) -> float:
 
 
 def price_requests(requests: Sequence[Request], prices: Prices) -> float:
-    prices = _check_prices(prices)
+    prices = check_prices(prices)
     return math.fsum(_request_usd(r, prices) for r in requests)
 
 
 def cumulative_cost_by_step(requests: Sequence[Request], prices: Prices, steps: int) -> list[float]:
     """Running total of USD after each step 1..steps (summary calls count at their step)."""
-    prices = _check_prices(prices)
+    prices = check_prices(prices)
     per_step = [0.0] * steps
     for r in requests:
         if not 1 <= r.step <= steps:

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from solutions.costs.billing import Request
-from solutions.costs.prices import Prices, _check_prices, _tokens
+from solutions.costs.prices import Prices, check_prices, check_tokens
 from solutions.costs.run import Call
 
 BREAKPOINT_PLACES = ("prefix", "end")  # where this model can put a cache_control breakpoint
@@ -58,7 +58,7 @@ class Breakpoints:
             raise ValueError(f"breakpoints go at distinct places among "
                              f"{', '.join(BREAKPOINT_PLACES)}; got {at!r}")
         object.__setattr__(self, "at", at)
-        _tokens(self.minimum, "minimum")
+        check_tokens(self.minimum, "minimum")
         if self.ttl not in TTL_SECONDS:
             raise ValueError(f"ttl must be one of {', '.join(TTL_SECONDS)}, not {self.ttl!r}")
         seconds = self.seconds_between_steps
@@ -68,7 +68,7 @@ class Breakpoints:
 
     def write_prices(self, prices) -> Prices:
         """`prices` with the write price of this TTL (5m: the list's own; 1h: 2x input)."""
-        prices = _check_prices(prices)
+        prices = check_prices(prices)
         if self.ttl == "5m":
             return prices
         return dataclasses.replace(prices, cache_write=ONE_HOUR_WRITE_FACTOR * prices.input)

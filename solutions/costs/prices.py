@@ -20,10 +20,10 @@ PER_TOKEN_SUSPECT = 0.001
 
 # --------------------------------------------------------------------------- validation
 
-def _tokens(value, what: str) -> int:
+def check_tokens(value, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, float) and value.is_integer():
-            return _tokens(int(value), what)
+            return check_tokens(int(value), what)
         raise TypeError(f"{what} must be a whole number of tokens, got {value!r}")
     if value < 0:
         raise ValueError(f"{what} cannot be negative, got {value:,}")
@@ -110,7 +110,7 @@ def from_fields(cls, value, fields: Sequence[str], *, kind: str, argument: str, 
     raise TypeError(f"{argument} must be {accepted}, not {type(value).__name__}")
 
 
-def _check_prices(prices) -> Prices:
+def check_prices(prices) -> Prices:
     """`prices` as a validated Prices: a Prices, or a plain dict with the same field names."""
     return from_fields(Prices, prices, PRICE_FIELDS, kind="price", argument="prices",
                        use=f"{', '.join(PRICE_FIELDS[:4])} (USD per million tokens)",

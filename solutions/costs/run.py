@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from solutions.costs.billing import Request
-from solutions.costs.prices import _tokens, from_fields
+from solutions.costs.prices import check_tokens, from_fields
 
 
 # --------------------------------------------------------------------------- the run model
@@ -41,8 +41,8 @@ class Run:
     def __post_init__(self):
         for name in ("prefix_tokens", "step_tokens", "keep_recent", "summary_tokens",
                      "output_tokens", "summary_request_tokens"):
-            _tokens(getattr(self, name), name)
-        if _tokens(self.steps, "steps") < 1:
+            check_tokens(getattr(self, name), name)
+        if check_tokens(self.steps, "steps") < 1:
             raise ValueError("a run needs at least 1 step")
 
 
@@ -69,12 +69,12 @@ class CacheRules:
     block: int = 1
 
     def __post_init__(self):
-        _tokens(self.minimum, "minimum")
-        if _tokens(self.block, "block") < 1:
+        check_tokens(self.minimum, "minimum")
+        if check_tokens(self.block, "block") < 1:
             raise ValueError("block must be at least 1 token")
 
     def cached(self, shared_prefix: int) -> int:
-        blocks = (_tokens(shared_prefix, "shared prefix") // self.block) * self.block
+        blocks = (check_tokens(shared_prefix, "shared prefix") // self.block) * self.block
         return blocks if blocks >= self.minimum else 0
 
     def bill(self, calls: Sequence[Call], prefix_tokens: int = 0) -> list[Request]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from solutions.costs.prices import _tokens
+from solutions.costs.prices import check_tokens
 from solutions.costs.run import Run, as_run
 
 
@@ -25,7 +25,7 @@ def compaction_schedule(run, threshold: int) -> Schedule:
     shares all of the previous one.
     """
     run = as_run(run)
-    threshold = _tokens(threshold, "threshold")
+    threshold = check_tokens(threshold, "threshold")
     compacted_size = run.prefix_tokens + run.summary_tokens + run.step_tokens * run.keep_recent
     if compacted_size > threshold:
         raise ValueError(

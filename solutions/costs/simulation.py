@@ -14,7 +14,7 @@ from course.tables import text_table
 
 from solutions.costs.billing import Request, cumulative_cost_by_step, price_requests, price_run
 from solutions.costs.breakpoints import Breakpoints
-from solutions.costs.prices import SEED_PRICES, Prices, _check_prices
+from solutions.costs.prices import SEED_PRICES, Prices, check_prices
 from solutions.costs.run import (EXACT, SEED_RUN, CacheRules, Call, Run, append_only_shared,
                                  compacted_prompt, full_history_prompt, prefix_only_shared)
 from solutions.costs.schedule import compaction_schedule, default_threshold
@@ -160,7 +160,7 @@ def simulate(strategy: CostStrategy | str, run: Run = SEED_RUN, rules: Caching =
 
 def billed_prices(prices: Prices, rules: Caching) -> Prices:
     """The prices a run is billed at under `rules`: a 1-hour TTL writes at twice the input."""
-    return rules.write_prices(prices) if isinstance(rules, Breakpoints) else _check_prices(prices)
+    return rules.write_prices(prices) if isinstance(rules, Breakpoints) else check_prices(prices)
 
 
 # --------------------------------------------------------------------------- side by side

@@ -27,7 +27,7 @@ o200k_base never merges a newline with a following "[" or "-" into one token. So
 count is the count of its fixed parts plus the `tokens` of each entry, which is what lets
 select fill the budget exactly.
 
-The package, one concern per module (this module re-exports all of them):
+The package, one concern per module (this module re-exports what is used through it):
 
     constants    the sections, where packets go, the default output, the words left out
     packets      Packet, as_datetime, load_packets
@@ -40,26 +40,23 @@ The package, one concern per module (this module re-exports all of them):
 """
 from __future__ import annotations
 
-from solutions.gssc.compression import Compressed, _cut_notes, compress
+from solutions.gssc.compression import compress
 from course.givens.gssc.config import BudgetError, ContextConfig
-from course.givens.gssc.constants import (CJK_QUESTION_WORDS, DEFAULT_OUTPUT, PACKET_SECTIONS, PINNED,
-                                      SECTION_FOR_SOURCE, SECTIONS, STOPWORDS)
-from course.givens.gssc.matching import overlap, query_terms, terms
+from course.givens.gssc.constants import DEFAULT_OUTPUT, SECTIONS
+from course.givens.gssc.matching import query_terms, terms
 from solutions.gssc.matching import relevance
 from course.givens.gssc.packets import Packet, as_datetime, load_packets, packet_from_dict
-from solutions.gssc.pipeline import Built, ContextBuilder, Source, build_context, gather
+from solutions.gssc.pipeline import Built, ContextBuilder, build_context, gather
 from solutions.gssc.render import candidate_budget, mandatory_tokens, section_tokens, structure
-from solutions.gssc.selection import (Row, default_now, explain_selection, greedy_fill,
-                                      packet_relevance, recency, score, select)
+from solutions.gssc.selection import (default_now, explain_selection, greedy_fill, recency, score,
+                                      select)
 from solutions.gssc.self_test import self_test
-from solutions.tokens import count_tokens  # exact o200k_base counts (Chapter 02)
+from solutions.tokens import count_tokens
 
 __all__ = [
-    "CJK_QUESTION_WORDS", "DEFAULT_OUTPUT", "PACKET_SECTIONS", "PINNED", "SECTION_FOR_SOURCE",
-    "SECTIONS", "STOPWORDS", "BudgetError", "Built", "Compressed", "ContextBuilder",
-    "ContextConfig", "Packet", "Row", "Source", "as_datetime", "build_context", "candidate_budget",
-    "compress", "count_tokens", "default_now", "explain_selection", "gather", "greedy_fill",
-    "load_packets", "mandatory_tokens", "overlap", "packet_from_dict", "packet_relevance",
-    "query_terms", "recency", "relevance", "score", "section_tokens", "select", "structure",
-    "terms", "self_test",
+    "BudgetError", "Built", "ContextBuilder", "ContextConfig", "DEFAULT_OUTPUT", "Packet",
+    "SECTIONS", "as_datetime", "build_context", "candidate_budget", "compress", "count_tokens",
+    "default_now", "explain_selection", "gather", "greedy_fill", "load_packets", "mandatory_tokens",
+    "packet_from_dict", "query_terms", "recency", "relevance", "score", "section_tokens", "select",
+    "self_test", "structure", "terms",
 ]

@@ -25,7 +25,7 @@ def _cut_note(dropped: Sequence[Packet]) -> str:
     return f"- [cut] {n} {'entry' if n == 1 else 'entries'} ({t} tokens) left out here to fit the token budget\n"
 
 
-def _cut_notes(dropped: Sequence[Packet]) -> dict[str, str]:
+def cut_notes(dropped: Sequence[Packet]) -> dict[str, str]:
     by_section: dict[str, list[Packet]] = {}
     for p in dropped:
         by_section.setdefault(p.section, []).append(p)
@@ -61,7 +61,7 @@ def compress(task: str, packets: Sequence[Packet], output: str, limit: int) -> C
     def attempt(kept_flags: list[bool], kept_tokens: int) -> Compressed | None:
         """The context with these entries kept, if it fits (estimate first, then exactly)."""
         dropped = [p for p, keep in zip(optional, kept_flags) if not keep]
-        cuts = _cut_notes(dropped)
+        cuts = cut_notes(dropped)
         if floor + kept_tokens + sum(count_tokens(c) for c in cuts.values()) > limit:
             return None
         kept = pinned + [p for p, keep in zip(optional, kept_flags) if keep]
@@ -79,7 +79,7 @@ def compress(task: str, packets: Sequence[Packet], output: str, limit: int) -> C
         if best:
             break
     if best is None:
-        notes = sum(count_tokens(c) for c in _cut_notes(optional).values())
+        notes = sum(count_tokens(c) for c in cut_notes(optional).values())
         raise BudgetError(
             f"a limit of {limit} tokens holds the untouchable sections ({floor} tokens) but "
             f"not the notes saying what was cut ({notes} more); raise the budget")

@@ -11,7 +11,7 @@ from course.givens.gssc.config import ContextConfig
 from course.givens.gssc.constants import DEFAULT_OUTPUT
 from course.givens.gssc.packets import Packet, as_datetime
 from solutions.gssc.render import candidate_budget, section_tokens
-from solutions.gssc.selection import Row, _choose, default_now
+from solutions.gssc.selection import Row, choose, default_now
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def build_context(task: str, packets: Sequence[Packet], config: ContextConfig | 
         (pinned if p.pinned else candidates).append(p)
     room = candidate_budget(task, pinned, config, output)
     now = as_datetime(now) if now is not None else default_now(packets)
-    rows, chosen = _choose(candidates, task, room, config, now)  # explain_selection's rows
+    rows, chosen = choose(candidates, task, room, config, now)  # explain_selection's rows
     done = compress(task, pinned + chosen, output, config.limit)
     if done.dropped:
         gone = {id(p) for p in done.dropped}

@@ -6,14 +6,14 @@ from typing import Iterable, Mapping
 
 from course.givens.gssc.config import BudgetError, ContextConfig
 from course.givens.gssc.constants import DEFAULT_OUTPUT, SECTIONS
-from course.givens.gssc.packets import Packet, _not_a_header
+from course.givens.gssc.packets import Packet, not_a_header
 from solutions.tokens import count_tokens
 
 
 def _block(text: str, what: str) -> str:
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"{what} must be a non-empty string")
-    return "\n".join(_not_a_header(line.rstrip()) for line in text.strip().splitlines()) + "\n"
+    return "\n".join(not_a_header(line.rstrip()) for line in text.strip().splitlines()) + "\n"
 
 
 def _entry_order(p: Packet):

@@ -119,11 +119,11 @@ def explain_selection(packets: Sequence[Packet], query: str, budget: int,
     A packet that does not fit is skipped, and the walk goes on: a smaller packet further down
     may still fit (stopping at the first misfit would leave the budget half empty).
     """
-    return _choose(packets, query, budget, config, now)[0]
+    return choose(packets, query, budget, config, now)[0]
 
 
 @_collector_paused
-def _choose(packets: Sequence[Packet], query: str, budget: int, config: ContextConfig | None,
+def choose(packets: Sequence[Packet], query: str, budget: int, config: ContextConfig | None,
             now: datetime | None) -> tuple[list[Row], list[Packet]]:
     """explain_selection's rows, and the selected packets in the order they were chosen (what
     build_context needs, without walking every row again)."""

@@ -7,18 +7,14 @@
 
 The lab's exercises are `fence`, `separate_roles`, `guard_call` and `run_attack_table`.
 """
-from solutions.injection.fence import (CLOSE, FENCED, TAG_NAME, escape_source, fence,
-                                       neutralise, unfence)
-from solutions.injection.guard import (IRREVERSIBLE, Guarded, ToolPolicy, call_parts, guard_call,
-                                       offered_tools)
-from solutions.injection.roles import EXTERNAL_TOOL, PRIVILEGED, separate_roles
-from solutions.injection.table import (OUTCOMES, Effects, Verdict, as_effects, canary_trips,
-                                       goal_missed, judge, run_attack_table, tally)
+from solutions.injection.fence import CLOSE, FENCED, fence, neutralise, unfence
+from solutions.injection.guard import IRREVERSIBLE, ToolPolicy, guard_call, offered_tools
+from solutions.injection.roles import EXTERNAL_TOOL, separate_roles
+from solutions.injection.table import Effects, Verdict, judge, run_attack_table, tally
 from solutions.injection.self_test import self_test
 
 __all__ = [
-    "CLOSE", "EXTERNAL_TOOL", "Effects", "FENCED", "Guarded", "IRREVERSIBLE", "OUTCOMES",
-    "PRIVILEGED", "TAG_NAME", "ToolPolicy", "Verdict", "as_effects", "call_parts",
-    "canary_trips", "escape_source", "fence", "goal_missed", "guard_call", "judge",
-    "neutralise", "offered_tools", "run_attack_table", "separate_roles", "tally", "unfence", "self_test",
+    "CLOSE", "EXTERNAL_TOOL", "Effects", "FENCED", "IRREVERSIBLE", "ToolPolicy", "Verdict", "fence",
+    "guard_call", "judge", "neutralise", "offered_tools", "run_attack_table", "self_test",
+    "separate_roles", "tally", "unfence",
 ]

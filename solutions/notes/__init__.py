@@ -15,23 +15,19 @@ The lab's exercises are `check_note_id`, `render_note`, `parse_note`, `search_no
 `write_atomic`.
 Every public name is importable from `solutions.notes`.
 """
-from solutions.notes.adapters import (ACTIONS, NOTE_PRIORITY, NOTE_SECTION, TOOL_SPEC, as_json,
-                                      note_to_packet, notes_source, notes_to_packets, run_action)
-from solutions.notes.files import (HIGHEST_ID_FILE, TOMBSTONES, file_key, read_note_file,
-                                   write_atomic)
+from solutions.notes.adapters import ACTIONS, TOOL_SPEC, note_to_packet
+from solutions.notes.files import HIGHEST_ID_FILE, read_note_file, write_atomic
 from course.givens.notes import (NOTE_TYPES, InvalidNoteId, Note, NoteError, NoteFormatError,
-                                 NoteNotFound, note_terms)
+                                 NoteNotFound)
 from solutions.notes.format import check_note_id, id_number, note_path, parse_note, render_note
-from solutions.notes.index import INDEX_DIR, NoteIndex
-from solutions.notes.search import newest_first, search_notes
-from solutions.notes.tool import LEGACY_INDEX, NoteTool, utc_now
+from solutions.notes.index import INDEX_DIR
+from solutions.notes.search import search_notes
+from solutions.notes.tool import NoteTool, utc_now
 from solutions.notes.self_test import self_test
 
 __all__ = [
-    "ACTIONS", "HIGHEST_ID_FILE", "INDEX_DIR", "LEGACY_INDEX", "NOTE_PRIORITY",
-    "NOTE_SECTION", "NOTE_TYPES", "TOMBSTONES", "TOOL_SPEC", "InvalidNoteId", "Note",
-    "NoteError", "NoteFormatError", "NoteIndex", "NoteNotFound", "NoteTool", "as_json",
-    "check_note_id", "file_key", "id_number", "newest_first", "note_path", "note_terms",
-    "note_to_packet", "notes_source", "notes_to_packets", "parse_note", "read_note_file",
-    "render_note", "run_action", "search_notes", "utc_now", "write_atomic", "self_test",
+    "ACTIONS", "HIGHEST_ID_FILE", "INDEX_DIR", "InvalidNoteId", "NOTE_TYPES", "Note", "NoteError",
+    "NoteFormatError", "NoteNotFound", "NoteTool", "TOOL_SPEC", "check_note_id", "id_number",
+    "note_path", "note_to_packet", "parse_note", "read_note_file", "render_note", "search_notes",
+    "self_test", "utc_now", "write_atomic",
 ]

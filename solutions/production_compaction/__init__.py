@@ -7,21 +7,20 @@
     full        compact_with_breaker (layer 5: a model summary behind the breaker)
     compactor   LayeredCompactor, Settings, TokenMeter, LAYERS, ContextOverflow
 
-The chapter's givens (`course.givens.production_compaction`, no answers) are re-exported: the
-state the layers keep (ResultStore, CircuitBreaker), KEEP_TURNS, NOISE_RULES, the marks.
+The chapter's givens (`course.givens.production_compaction`, no answers) are re-exported where
+its lesson and tests use them: the state the layers keep (ResultStore, CircuitBreaker),
+NOISE_RULES, RESULTS_DIR, is_preview.
 
 Pairing is never broken: layers 1-3 change only the contents of tool results, layers 4 and 5
 remove whole turns (Chapter 04's `check_pairing` checks it).
 """
 from __future__ import annotations
 
-from course.givens.production_compaction import (KEEP_TURNS, NOISE_MARK, NOISE_RULES,
-                                                 PREVIEW_MARK, RESULTS_DIR, CircuitBreaker,
+from course.givens.production_compaction import (NOISE_RULES, RESULTS_DIR, CircuitBreaker,
                                                  ResultStore, is_preview)
-from solutions.production_compaction.archive import (ARCHIVE_HEADER, TRANSCRIPT_PATH,
-                                                     archive_message, archive_turn, is_archive)
-from solutions.production_compaction.budget import budget_tool_results, preview
-from solutions.production_compaction.compactor import (LAYERS, PARTS, ContextOverflow, Event,
+from solutions.production_compaction.archive import TRANSCRIPT_PATH, archive_turn
+from solutions.production_compaction.budget import budget_tool_results
+from solutions.production_compaction.compactor import (LAYERS, ContextOverflow, Event,
                                                        LayeredCompactor, Settings, TokenMeter)
 from solutions.production_compaction.full import compact_with_breaker
 from solutions.production_compaction.micro import CLEARED_MARK, micro_compact
@@ -29,10 +28,8 @@ from solutions.production_compaction.noise import drop_noise
 from solutions.production_compaction.self_test import self_test
 
 __all__ = [
-    "ARCHIVE_HEADER", "CLEARED_MARK", "KEEP_TURNS", "LAYERS", "NOISE_MARK", "NOISE_RULES",
-    "PARTS", "PREVIEW_MARK", "RESULTS_DIR", "TRANSCRIPT_PATH", "CircuitBreaker", "ContextOverflow",
-    "Event",
-    "LayeredCompactor", "ResultStore", "Settings", "TokenMeter", "archive_message",
-    "archive_turn", "budget_tool_results", "compact_with_breaker", "drop_noise", "is_archive",
-    "is_preview", "micro_compact", "preview", "self_test",
+    "CLEARED_MARK", "CircuitBreaker", "ContextOverflow", "Event", "LAYERS", "LayeredCompactor",
+    "NOISE_RULES", "RESULTS_DIR", "ResultStore", "Settings", "TRANSCRIPT_PATH", "TokenMeter",
+    "archive_turn", "budget_tool_results", "compact_with_breaker", "drop_noise", "is_preview",
+    "micro_compact", "self_test",
 ]

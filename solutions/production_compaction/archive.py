@@ -45,7 +45,7 @@ def _cut_words(text: str, limit: int) -> str:
     return cut_whole(text, limit, " [...]")
 
 
-def _outcome(content: str) -> str:
+def result_outcome(content: str) -> str:
     lines = content.splitlines() or [""]
     code = EXIT.findall(content)
     failed = (code and code[-1] != "0") or bool(re.match(r"\s*(error|traceback|failed)", content, re.I))
@@ -71,7 +71,7 @@ def archive_turn(turn: list[dict]) -> str:
     results = {m.get("tool_call_id"): text_of(m.get("content")) or "" for m in turn[1:]}
     for call in first.get("tool_calls") or ():
         fn = call.get("function") or {}
-        outcome = _outcome(str(results.get(call.get("id"), "(no result)")))
+        outcome = result_outcome(str(results.get(call.get("id"), "(no result)")))
         parts.append(f"{fn.get('name')} {_args(fn.get('arguments') or '')} -> {outcome}")
     record = "; ".join(parts) or f"{role}: (empty)"
     seen = set(identifiers(record))

@@ -9,16 +9,16 @@ and turns of the lesson's conversation, the token counts, the placeholder, the s
 """
 from __future__ import annotations
 
-from course.givens.provider_context import (CHAT_TOOLS, EDIT_TYPE, INSTRUCTIONS, PLACEHOLDER,
-                                            REQUIREMENTS, STRATEGIES, TOOLS, TURNS, execute_tool,
-                                            fixed_tokens, message_tokens, tool_run)
+from course.givens.provider_context import (CHAT_TOOLS, INSTRUCTIONS, PLACEHOLDER, STRATEGIES,
+                                            TURNS, execute_tool, fixed_tokens, message_tokens,
+                                            tool_run)
 from solutions.provider_context.chain import chain_turns
 from solutions.provider_context.choosing import choose_strategy
 from solutions.provider_context.clearing import cache_loss, clear_tool_uses
 from solutions.provider_context.self_test import self_test
 
 __all__ = [
-    "CHAT_TOOLS", "EDIT_TYPE", "INSTRUCTIONS", "PLACEHOLDER", "REQUIREMENTS", "STRATEGIES", "TOOLS",
-    "TURNS", "cache_loss", "chain_turns", "choose_strategy", "clear_tool_uses", "execute_tool",
-    "fixed_tokens", "message_tokens", "self_test", "tool_run",
+    "CHAT_TOOLS", "INSTRUCTIONS", "PLACEHOLDER", "STRATEGIES", "TURNS", "cache_loss", "chain_turns",
+    "choose_strategy", "clear_tool_uses", "execute_tool", "fixed_tokens", "message_tokens",
+    "self_test", "tool_run",
 ]

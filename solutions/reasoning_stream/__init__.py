@@ -11,19 +11,17 @@ replayed tool loop and its probes.
 """
 from __future__ import annotations
 
-from course.givens.reasoning_stream import (ASK, FIELD, LOOP_SYSTEM, LOOP_TASK, LOOP_TOOLS,
-                                            PASS_BACK, POLICIES, REASONER, RECORD_PREFIX,
-                                            SINCE_LAST_USER, STRIP, SYSTEM, TOOLS,
-                                            decision_record, loop_history, loop_step, probe,
-                                            reason, schemas, suspect, think_tokens)
+from course.givens.reasoning_stream import (ASK, FIELD, LOOP_TOOLS, PASS_BACK, POLICIES, REASONER,
+                                            RECORD_PREFIX, SINCE_LAST_USER, STRIP, SYSTEM, TOOLS,
+                                            decision_record, loop_history, loop_step, reason,
+                                            think_tokens)
 from solutions.reasoning_stream.history import history_for, reasoning_budget
 from solutions.reasoning_stream.self_test import self_test
-from solutions.reasoning_stream.stream import argument_problems, first_ready_call, parse_stream
+from solutions.reasoning_stream.stream import first_ready_call, parse_stream
 
 __all__ = [
-    "ASK", "FIELD", "LOOP_SYSTEM", "LOOP_TASK", "LOOP_TOOLS", "PASS_BACK", "POLICIES", "REASONER",
-    "RECORD_PREFIX", "SINCE_LAST_USER", "STRIP", "SYSTEM", "TOOLS", "argument_problems",
-    "decision_record", "first_ready_call", "history_for", "loop_history", "loop_step",
-    "parse_stream", "probe", "reason", "reasoning_budget", "schemas", "self_test", "suspect",
-    "think_tokens",
+    "ASK", "FIELD", "LOOP_TOOLS", "PASS_BACK", "POLICIES", "REASONER", "RECORD_PREFIX",
+    "SINCE_LAST_USER", "STRIP", "SYSTEM", "TOOLS", "decision_record", "first_ready_call",
+    "history_for", "loop_history", "loop_step", "parse_stream", "reason", "reasoning_budget",
+    "self_test", "think_tokens",
 ]

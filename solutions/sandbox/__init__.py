@@ -11,16 +11,20 @@ the attack harness is lesson support (`lesson_support.redteam`).
     hardened   the tool composing the layers          HardenedTerminalTool
 
 They build on lab 07's givens, re-exported here (`course.givens.sandbox`, which holds no
-answer): Refusal, the argument RULES with check_awk_program and check_find, RunResult,
-ResourceLimits and DEFAULT_LIMITS.
+answer): Refusal, the argument RULES with check_awk_program, and ResourceLimits.
 """
-from course.givens.sandbox import (DEFAULT_LIMITS, RULES, TRUSTED_PATH, CommandRule, Refusal,
-                                   ResourceLimits, RunResult, check_awk_program, check_find)
+from course.givens.sandbox import RULES, Refusal, ResourceLimits, check_awk_program
 from solutions.sandbox.arguments import check_arguments, resolve_inside
-from solutions.sandbox.confine import (ConfinementUnavailable, bubblewrap_argv,
-                                       bubblewrap_problem)
-from solutions.sandbox.hardened import LAYERS, CommandResult, HardenedTerminalTool
+from solutions.sandbox.confine import ConfinementUnavailable, bubblewrap_argv, bubblewrap_problem
+from solutions.sandbox.hardened import LAYERS, HardenedTerminalTool
 from solutions.sandbox.hygiene import minimal_env, run_plain, run_with_hygiene
 from solutions.sandbox.links import outside_links, refuse_outside_links
 from solutions.sandbox.parse import parse_command
 from solutions.sandbox.self_test import self_test
+
+__all__ = [
+    "ConfinementUnavailable", "HardenedTerminalTool", "LAYERS", "RULES", "Refusal",
+    "ResourceLimits", "bubblewrap_argv", "bubblewrap_problem", "check_arguments",
+    "check_awk_program", "minimal_env", "outside_links", "parse_command", "refuse_outside_links",
+    "resolve_inside", "run_plain", "run_with_hygiene", "self_test",
+]

@@ -9,9 +9,14 @@ What the lesson takes apart (the review of a skill's body, tool search over the 
 widget) is lesson support, in `lesson_support/skills/` and
 `lesson_support/widgets/skills.py`.
 """
-from solutions.skills.catalog import CATALOG_CLOSE, CATALOG_OPEN, Catalog, build_catalog, catalog_line
-from solutions.skills.load import SKILL_FILE, load_skill, read_skill_file
-from solutions.skills.parse import (ALLOWED_KEYS, MAX_DESCRIPTION_CHARS, NAME_PATTERN, Skill,
-                                    SkillError, check_skill_name, parse_skill)
-from solutions.skills.tools import add_tools, tool_name
+from solutions.skills.catalog import CATALOG_CLOSE, CATALOG_OPEN, build_catalog, catalog_line
+from solutions.skills.load import load_skill, read_skill_file
+from solutions.skills.parse import ALLOWED_KEYS, Skill, SkillError, check_skill_name, parse_skill
+from solutions.skills.tools import add_tools
 from solutions.skills.self_test import self_test
+
+__all__ = [
+    "ALLOWED_KEYS", "CATALOG_CLOSE", "CATALOG_OPEN", "Skill", "SkillError", "add_tools",
+    "build_catalog", "catalog_line", "check_skill_name", "load_skill", "parse_skill",
+    "read_skill_file", "self_test",
+]

@@ -144,7 +144,7 @@ def test_the_reference_finder_sees_what_a_document_names():
     assert "course.llm.client" in found["dotted"] or "course.llm" in found["dotted"]
     assert "course.notebooks" in found["command"]
     assert not path_exists("course/no_such_module.py")
-    assert not dotted_exists("course.llm.no_such_name")
+    assert not dotted_exists("course.paths.no_such_name")
 
 
 def test_sources_md_lists_the_chapters_that_cite_the_second_section():

@@ -15,8 +15,9 @@ import nbformat
 import pytest
 
 from course.grade import run_nbval
+from course.checks import parse_check_cell
 from course.labs import (answer_key, cell_key, cell_kind, load_lab, nbval_check_source, nbval_solved,
-                         nbval_unsolved, parse_check_cell)
+                         nbval_unsolved)
 from course.labs.answer_keys import write_graded
 from course.paths import LABS_DIR
 

@@ -5,6 +5,7 @@ import pytest
 
 import course.llm
 from lesson_support import cache_experiment as K
+from lesson_support.cache_experiment.building import RunState
 from solutions.costs import OPENAI_RULES
 from solutions.tokens import count_request_tokens
 
@@ -82,7 +83,7 @@ def test_tool_block_alone_is_below_the_cache_minimum():
 def test_every_request_is_valid_and_pairs_calls_with_results():
     script = K.scripted_steps(12)
     for strategy in K.STRATEGIES:
-        state = K._RunState()
+        state = RunState()
         for k in range(12):
             messages, tools = K.build_request(strategy, k, script, state)
             pending = set()
@@ -97,8 +98,8 @@ def test_every_request_is_valid_and_pairs_calls_with_results():
 
 def test_breakers_really_change_what_they_claim_to_change():
     script = K.scripted_steps(6)
-    a, tools_a = K.build_request("tools reordered", 4, script, K._RunState())
-    b, tools_b = K.build_request("tools reordered", 5, script, K._RunState())
+    a, tools_a = K.build_request("tools reordered", 4, script, RunState())
+    b, tools_b = K.build_request("tools reordered", 5, script, RunState())
     assert sorted(t["function"]["name"] for t in tools_a) == sorted(t["function"]["name"] for t in tools_b)
     assert tools_a != tools_b
     # the first call's arguments, as re-serialised by each later request: same data, new text

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solutions.gssc import _cut_notes  # the exact notes compress would write
+from solutions.gssc.compression import cut_notes  # the exact notes compress would write
 from solutions.gssc import (DEFAULT_OUTPUT, SECTIONS, BudgetError, ContextBuilder, ContextConfig,
                             Packet, build_context, candidate_budget, compress, count_tokens,
                             explain_selection, gather, greedy_fill, load_packets,
@@ -239,7 +239,7 @@ def test_compress_never_drops_task_output_or_policies_and_marks_the_cut(candidat
     for p in done.dropped:
         kept = [q for q in ranked if q in done.kept or q is p]
         rest = [q for q in done.dropped if q is not p]
-        text = structure(QUERY_EN, [policy] + kept, DEFAULT_OUTPUT, _cut_notes(rest))
+        text = structure(QUERY_EN, [policy] + kept, DEFAULT_OUTPUT, cut_notes(rest))
         assert count_tokens(text) > limit
 
 

@@ -17,7 +17,7 @@ from course.tokenizer import count_tokens
 _HEADER_LINES = frozenset(f"[{name}]" for name in SECTIONS)
 
 
-def _not_a_header(line: str) -> str:
+def not_a_header(line: str) -> str:
     """Indent a line of text that would otherwise read exactly like a section header."""
     return "  " + line if line.strip() in _HEADER_LINES else line
 
@@ -104,7 +104,7 @@ class Packet:
         """Exactly the text this packet adds to the context."""
         lines = [line.rstrip() for line in self.content.strip().splitlines()]
         if self.pinned:  # the system's own words, as written (but never as a section header)
-            return "\n".join(_not_a_header(line) for line in lines) + "\n"
+            return "\n".join(not_a_header(line) for line in lines) + "\n"
         head = f"- ({self.source}, {self.timestamp:%Y-%m-%d %H:%M}) {lines[0]}"
         rest = ["  " + line if line else "" for line in lines[1:]]
         return "\n".join([head, *rest]) + "\n"

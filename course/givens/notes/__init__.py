@@ -13,7 +13,8 @@ from course.givens.notes.note import (FIELDS, NOTE_FILE, NOTE_ID, NOTE_TYPES, In
                                       check_time, check_type, note_terms, utf8_text)
 from course.givens.notes.samples import SAMPLE_FOLDER, SCENARIO
 
-__all__ = ["FIELDS", "InvalidNoteId", "NOTE_FILE", "NOTE_ID", "NOTE_TYPES", "Note", "NoteError",
-           "NoteFormatError", "NoteNotFound", "SAMPLE_FOLDER", "SCENARIO", "SimulatedCrash",
-           "check_tags", "check_time", "check_type", "note_terms", "os_calls", "record_os_calls",
-           "utf8_text"]
+__all__ = [
+    "FIELDS", "InvalidNoteId", "NOTE_FILE", "NOTE_ID", "NOTE_TYPES", "Note", "NoteError",
+    "NoteFormatError", "NoteNotFound", "SAMPLE_FOLDER", "SCENARIO", "SimulatedCrash", "check_tags",
+    "check_time", "check_type", "note_terms", "os_calls", "record_os_calls", "utf8_text",
+]
