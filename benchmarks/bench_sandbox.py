@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone without installing
 
-from lesson_support import redteam as rt  # noqa: E402
+from lesson_support import sandbox_attacks as rt  # noqa: E402
 from lesson_support.specimens.naive_terminal import TerminalTool  # noqa: E402
 from solutions.sandbox import (HardenedTerminalTool, bubblewrap_argv,  # noqa: E402
                                bubblewrap_problem, check_arguments, outside_links, parse_command,

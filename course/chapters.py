@@ -213,7 +213,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "solutions.sandbox", ("parse_command", "resolve_inside", "check_arguments",
                                   "run_with_hygiene", "self_test"),
             parts=("course/givens/sandbox/", "data/sandbox/", "data/sandbox_workspace/",
-                   "lesson_support/redteam/",
+                   "lesson_support/sandbox_attacks/",
                    "lesson_support/specimens/naive_terminal.py",
                    "lesson_support/widgets/sandbox.py", "tests/solutions/test_sandbox_*.py",
                    "tests/lesson_support/test_sandbox_*.py"),

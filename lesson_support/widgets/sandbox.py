@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from course.i18n import N_, _
 
 from solutions.sandbox.hardened import LAYERS
-from lesson_support.redteam import (ATTACKS, ATTACKS_BY_NAME, CANARIES, TOOL_TIMEOUT,
+from lesson_support.sandbox_attacks import (ATTACKS, ATTACKS_BY_NAME, CANARIES, TOOL_TIMEOUT,
                                        Outcome, hardened_tool, naive_tool, run_command)
 
 MAX_SHOWN_CHARS = 3000  # a reply can be 64 kB; the console shows its start

@@ -1,7 +1,7 @@
 """Chapter 07: hardening a terminal tool in layers (the answers).
 
 The naive tool the lesson breaks is a specimen (`lesson_support.specimens.naive_terminal`);
-the attack harness is lesson support (`lesson_support.redteam`).
+the attack harness is lesson support (`lesson_support.sandbox_attacks`).
 
     parse      layer 1: argv without a shell          parse_command
     arguments  layer 2: option rules, paths inside    check_arguments, resolve_inside

@@ -3,7 +3,7 @@ import pytest
 
 from lesson_support.widgets import sandbox as console
 from solutions.sandbox import LAYERS, bubblewrap_problem
-from lesson_support.redteam import ATTACKS, ATTACKS_BY_NAME
+from lesson_support.sandbox_attacks import ATTACKS, ATTACKS_BY_NAME
 
 LAYERS_HERE = LAYERS if bubblewrap_problem() is None else LAYERS[:3]
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 from solutions.sandbox import (RULES, Refusal, check_arguments, check_awk_program, outside_links,
                                resolve_inside)
 from solutions.sandbox.parse import parse_command
-from lesson_support.redteam import LEGIT_COMMANDS
+from lesson_support.sandbox_attacks import LEGIT_COMMANDS
 
 AWKS = [path for path in ("/usr/bin/mawk", "/usr/bin/gawk", "/usr/bin/original-awk")
         if os.path.exists(path)]
@@ -62,7 +62,7 @@ def test_relative_paths_start_from_the_current_directory(layout):
 
 @pytest.mark.parametrize("legit", LEGIT_COMMANDS, ids=lambda legit: legit.name)
 def test_every_legitimate_command_passes(legit):
-    from lesson_support.redteam import SAMPLE_WORKSPACE
+    from lesson_support.sandbox_attacks import SAMPLE_WORKSPACE
     argv = parse_command(legit.command)
     checked = check_arguments(argv, SAMPLE_WORKSPACE)
     forced = RULES[argv[0]].forced if argv[0] in RULES else ()

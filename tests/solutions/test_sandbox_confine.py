@@ -12,7 +12,7 @@ import pytest
 from solutions.sandbox import (ConfinementUnavailable, HardenedTerminalTool, bubblewrap_argv,
                                bubblewrap_problem, minimal_env, run_plain)
 from solutions.sandbox import confine
-from lesson_support.redteam import become_subreaper, child_processes, collect_survivors
+from lesson_support.sandbox_attacks import become_subreaper, child_processes, collect_survivors
 
 PROBLEM = bubblewrap_problem()
 needs_bwrap = pytest.mark.skipif(PROBLEM is not None and not os.environ.get("CI"),

@@ -5,7 +5,7 @@ import pytest
 
 from solutions.sandbox import hygiene
 from solutions.sandbox import ResourceLimits, minimal_env, run_plain, run_with_hygiene
-from lesson_support.redteam import become_subreaper, collect_survivors, child_processes
+from lesson_support.sandbox_attacks import become_subreaper, collect_survivors, child_processes
 
 SH = "/bin/sh"
 

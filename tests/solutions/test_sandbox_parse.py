@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 from solutions.sandbox import Refusal, parse_command
 from solutions.sandbox.parse import MAX_COMMAND_CHARS
-from lesson_support.redteam import LEGIT_COMMANDS
+from lesson_support.sandbox_attacks import LEGIT_COMMANDS
 
 FUZZ = settings(max_examples=150, derandomize=True, deadline=None)
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from lesson_support.specimens.naive_terminal import TerminalTool
 from solutions.sandbox import LAYERS, HardenedTerminalTool, bubblewrap_problem, parse_command
 from solutions.sandbox.hardened import ALLOWED_COMMANDS
-from lesson_support.redteam import SAMPLE_WORKSPACE
+from lesson_support.sandbox_attacks import SAMPLE_WORKSPACE
 
 USABLE_LAYERS = LAYERS if bubblewrap_problem() is None else LAYERS[:3]
 NO_BOX = ("parse", "arguments", "hygiene")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from course.paths import DATA_DIR
 from solutions.sandbox.hardened import LAYERS
-from lesson_support.redteam.judging import CANARIES
-from lesson_support.redteam.scene import SETUPS
+from lesson_support.sandbox_attacks.judging import CANARIES
+from lesson_support.sandbox_attacks.scene import SETUPS
 
 ATTACKS_FILE = DATA_DIR / "sandbox" / "attacks.json"
 LEGIT_FILE = DATA_DIR / "sandbox" / "legit_commands.json"

@@ -8,9 +8,9 @@ machine's outcome is checked against what it should do here (see `machine`).
 from __future__ import annotations
 
 from solutions.sandbox.hardened import LAYERS
-from lesson_support.redteam.commands import ATTACKS, ATTACKS_BY_NAME, Attack
-from lesson_support.redteam.judging import CANARIES, Outcome
-from lesson_support.redteam.machine import depends_on_machine, has
+from lesson_support.sandbox_attacks.commands import ATTACKS, ATTACKS_BY_NAME, Attack
+from lesson_support.sandbox_attacks.judging import CANARIES, Outcome
+from lesson_support.sandbox_attacks.machine import depends_on_machine, has
 from course.tables import text_table
 
 CUMULATIVE = {  # column title -> layers switched on (() is the naive tool)

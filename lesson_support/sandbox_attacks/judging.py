@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course.labs.observe import WorkerMemory
-from lesson_support.redteam.processes import (become_subreaper, collect_survivors,
+from lesson_support.sandbox_attacks.processes import (become_subreaper, collect_survivors,
                                               watched_processes)
-from lesson_support.redteam.scene import (API_KEY, SAMPLE_WORKSPACE, SECRET_TOKEN, Scene,
+from lesson_support.sandbox_attacks.scene import (API_KEY, SAMPLE_WORKSPACE, SECRET_TOKEN, Scene,
                                           open_scene)
-from lesson_support.redteam.tools import TOOL_TIMEOUT
+from lesson_support.sandbox_attacks.tools import TOOL_TIMEOUT
 
 MEMORY_BUDGET_BYTES = 4 * 1024 * 1024  # the tools under test cap output at OUTPUT_CAP_BYTES
 

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from course.givens.sandbox import TRUSTED_PATH
 from course.labs.wire import Remote
-from lesson_support.redteam.commands import Attack
+from lesson_support.sandbox_attacks.commands import Attack
 from solutions.sandbox.confine import bubblewrap_problem
 
 
@@ -40,14 +40,14 @@ def system_awk() -> str:
 
 def has(program: str | None, shell: str | None = None, awk: str | None = None) -> bool:
     """Whether this machine (or the shell and awk given) has what an attack `needs`."""
-    # Read through the package, so that setting `redteam.system_awk` (as a test does, to stand
+    # Read through the package, so that setting `sandbox_attacks.system_awk` (as a test does, to stand
     # in for another machine) changes the answer here too.
-    from lesson_support import redteam
+    from lesson_support import sandbox_attacks
 
     if program == "bash":
-        return (shell or redteam.system_shell()) == "bash"
+        return (shell or sandbox_attacks.system_shell()) == "bash"
     if program == "gawk":
-        return (awk or redteam.system_awk()) == "gawk"
+        return (awk or sandbox_attacks.system_awk()) == "gawk"
     return True
 
 

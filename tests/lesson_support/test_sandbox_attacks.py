@@ -17,7 +17,7 @@ import time
 import pytest
 
 from solutions.sandbox import LAYERS, bubblewrap_problem
-from lesson_support import redteam as rt
+from lesson_support import sandbox_attacks as rt
 
 PROBLEM = bubblewrap_problem()
 needs_bwrap = pytest.mark.skipif(PROBLEM is not None and not os.environ.get("CI"),

@@ -9,11 +9,11 @@ import subprocess
 from dataclasses import dataclass
 
 from solutions.sandbox.hygiene import minimal_env
-from lesson_support.redteam.commands import ATTACKS, LEGIT_COMMANDS, Attack
-from lesson_support.redteam.judging import Outcome, run_command
-from lesson_support.redteam.scene import Scene, open_scene
-from lesson_support.redteam.tools import HardenedFactory, NaiveFactory
-from lesson_support.redteam.workers import map_in_workers
+from lesson_support.sandbox_attacks.commands import ATTACKS, LEGIT_COMMANDS, Attack
+from lesson_support.sandbox_attacks.judging import Outcome, run_command
+from lesson_support.sandbox_attacks.scene import Scene, open_scene
+from lesson_support.sandbox_attacks.tools import HardenedFactory, NaiveFactory
+from lesson_support.sandbox_attacks.workers import map_in_workers
 
 
 def run_attack(make_tool, attack: Attack) -> Outcome:

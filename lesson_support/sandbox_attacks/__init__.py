@@ -22,19 +22,19 @@ The package, one concern per module (this module re-exports what is used through
 from __future__ import annotations
 
 from solutions.sandbox.hardened import LAYERS
-from lesson_support.redteam.commands import (ATTACKS, ATTACKS_BY_NAME, ATTACKS_FILE,
+from lesson_support.sandbox_attacks.commands import (ATTACKS, ATTACKS_BY_NAME, ATTACKS_FILE,
                                              LEGIT_COMMANDS, LEGIT_FILE, Attack, load_attacks)
-from lesson_support.redteam.judging import CANARIES, Outcome, judge, run_command
-from lesson_support.redteam.machine import (confinement_problem, expected_blocked, has, system_awk,
+from lesson_support.sandbox_attacks.judging import CANARIES, Outcome, judge, run_command
+from lesson_support.sandbox_attacks.machine import (confinement_problem, expected_blocked, has, system_awk,
                                             system_shell)
-from lesson_support.redteam.processes import become_subreaper, child_processes, collect_survivors
-from lesson_support.redteam.runs import (check_legit, reference_output, run_attack, run_attacks,
+from lesson_support.sandbox_attacks.processes import become_subreaper, child_processes, collect_survivors
+from lesson_support.sandbox_attacks.runs import (check_legit, reference_output, run_attack, run_attacks,
                                          run_legits)
-from lesson_support.redteam.scene import PROTECTED_TEXT, SAMPLE_WORKSPACE, open_scene
-from lesson_support.redteam.tables import (ALONE, CONFIGURATIONS, CUMULATIVE, blocked_everywhere,
+from lesson_support.sandbox_attacks.scene import PROTECTED_TEXT, SAMPLE_WORKSPACE, open_scene
+from lesson_support.sandbox_attacks.tables import (ALONE, CONFIGURATIONS, CUMULATIVE, blocked_everywhere,
                                            cell, count_blocked, format_table)
-from lesson_support.redteam.tools import TOOL_TIMEOUT, hardened_tool, naive_tool, tool_for
-from lesson_support.redteam.workers import WORKERS, WorkerDied, map_in_workers
+from lesson_support.sandbox_attacks.tools import TOOL_TIMEOUT, hardened_tool, naive_tool, tool_for
+from lesson_support.sandbox_attacks.workers import WORKERS, WorkerDied, map_in_workers
 
 __all__ = [
     "ALONE", "ATTACKS", "ATTACKS_BY_NAME", "ATTACKS_FILE", "Attack", "CANARIES", "CONFIGURATIONS",
