@@ -2,41 +2,27 @@
 
 A model knows nothing about its own run but what its context says. When the user asks about
 the run itself -- how many times a tool was called, which steps are done, how long the work
-has taken, how much budget is left -- the teaching model looks for the latest well-formed
-status block in any message:
-
-    <agent_status>
-    elapsed: 14m 05s
-    tool_calls: read_file=3, run_command=5
-    todo: [x] reproduce the failure; [x] find the cause; [ ] fix it
-    budget: 41,200 of 200,000 tokens
-    </agent_status>
-
-The body is a JSON object or `key: value` lines. Keys it reads (any case; `-` or a space count
-as `_`): `tool_calls`/`calls` ("name=N, ..." or a number), `total_calls`, `calls <tool> [<target>]` (a
-counter the question names, e.g. "calls call Xfinity: 3/3 max"); `todo`/`steps`/`plan`/`tasks`
-(items split by ";", each "[x] ...", "[ ] ..." or "[-] ..." for dropped), `done`/`completed` and
-`pending`/`remaining`/`left`/`open`; `elapsed`/`running_for`/`duration`; `budget`/`tokens`.
-A user message holding nothing but the block is the harness's status bar: the question is the
-user message before it (its last 1,000 characters, blocks removed, are read for the question). It trusts the block, as real models trust what their harness tells them,
-even where the visible history says otherwise (the trace shows both). A malformed block (no closing tag, or a line
-that is not `key: value`) is ignored with a trace step. Without a usable block it counts what
-is visible in the history, and says that anything outside the window is not counted.
+has taken, how much budget is left -- the teaching model reads the latest well-formed status
+block in any message (its format: `course.llm.status_block`). A user message holding nothing
+but the block is the harness's status bar: the question is the user message before it (its last
+1,000 characters, blocks removed, are read for the question). It trusts the block, as real models
+trust what their harness tells them, even where the visible history says otherwise (the trace
+shows both). Without a usable block it counts what is visible in the history, and says that
+anything outside the window is not counted.
 
 The same rule checks a request to make a call again ("Can you call them again?") against the
 limits the bar or the system prompt sets: see `course.llm.limits`.
 """
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime
 
 from course.llm.context import Context, Decision
 from course.llm.limits import rule_call_again
+from course.llm.status_block import (OPEN_TAG, as_list, call_counts, latest_status, status_field,
+                                     todo_items)
 
-OPEN_TAG, CLOSE_TAG = "<agent_status>", "</agent_status>"
-LINE = re.compile(r"^\s*(?:[-*]\s*)?([A-Za-z][\w -]*?)\s*:\s*(.*?)\s*$")
 QUESTIONS = {
     "calls": re.compile(r"\bhow (?:many|often)\b[^?.]{0,80}?\b(?:call|calls|called|use|used|run|ran|"
                         r"invoke)|\bnumber of (?:tool )?calls\b", re.I),
@@ -47,104 +33,8 @@ QUESTIONS = {
                           r"|\bbeen at (?:it|this)\b|\brunning for\b", re.I),
     "budget": re.compile(r"\bbudget\b|\bhow many tokens\b|\btokens? (?:left|used|remaining)\b", re.I),
 }
-KEYS = {
-    "calls": ("tool_calls", "calls"), "total": ("total_calls", "calls_total"),
-    "todo": ("todo", "steps", "plan", "tasks"), "done": ("done", "completed"),
-    "pending": ("pending", "remaining", "left", "open"),
-    "elapsed": ("elapsed", "running_for", "duration", "time_elapsed"),
-    "budget": ("budget", "tokens", "token_budget"),
-}
 QUESTION_CHARS = 1_000
 TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?")
-
-
-def _parse_body(body: str) -> tuple[dict | None, str]:
-    """(fields, "") for a well-formed body, (None, reason) otherwise."""
-    text = body.strip()
-    if text.startswith("{"):
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            return None, f"its JSON does not parse ({exc.__class__.__name__})"
-        if not isinstance(data, dict):
-            return None, "its JSON is not an object"
-        return {_key(k): v for k, v in data.items()}, ""
-    fields = {}
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        match = LINE.match(line)
-        if not match:
-            return None, f"line {n} is not 'key: value'"
-        fields[_key(match.group(1))] = match.group(2)
-    return (fields, "") if fields else (None, "it is empty")
-
-
-def _key(key) -> str:
-    return " ".join(str(key).lower().split())
-
-
-def latest_status(ctx: Context) -> tuple[int, dict] | None:
-    """(message index, fields) of the latest well-formed block; notes each malformed one."""
-    for i in range(len(ctx.messages) - 1, -1, -1):
-        text = ctx.text(i)
-        if OPEN_TAG not in text:
-            continue
-        blocks = []
-        for start in [m.start() for m in re.finditer(re.escape(OPEN_TAG), text)]:
-            end = text.find(CLOSE_TAG, start)
-            body = None if end < 0 else text[start + len(OPEN_TAG):end]
-            blocks.append(body)
-        for body in reversed(blocks):
-            fields, reason = (None, f"it has no closing {CLOSE_TAG}") if body is None else _parse_body(body)
-            if fields is not None:
-                return i, fields
-            ctx.note("own_state", f"malformed <agent_status> block in messages[{i}] ignored: {reason}", [i])
-    return None
-
-
-def _field(fields: dict, what: str):
-    for key, value in fields.items():
-        if re.sub(r"[\s-]+", "_", key) in KEYS[what] and value not in (None, ""):
-            return value
-    return None
-
-
-def _counts(value) -> dict[str, int] | int | None:
-    if isinstance(value, dict):
-        return {str(k): v for k, v in value.items() if isinstance(v, int)}
-    if isinstance(value, int):
-        return value
-    text = str(value)
-    pairs = re.findall(r"([A-Za-z_][\w.-]*)\s*[=:]\s*(\d+)", text)
-    if pairs:
-        return {name: int(n) for name, n in pairs}
-    number = re.search(r"\d+", text)
-    return int(number.group(0)) if number else None
-
-
-def _items(value) -> list[tuple[str, bool | None]]:
-    """Todo items as (text, done?) from '[x] a; [ ] b' or a JSON list."""
-    raw = value if isinstance(value, list) else re.split(r"\s*[;|]\s*", str(value))
-    items = []
-    for item in raw:
-        if isinstance(item, dict):
-            text = str(item.get("step") or item.get("task") or item.get("name") or item)
-            items.append((text, bool(item.get("done"))))
-            continue
-        item = str(item).strip()
-        mark = re.match(r"^\[([xX✓ -])\]\s*|^([✓✔☑])\s*|^([☐○])\s*", item)
-        if mark and mark.group(1) == "-":
-            items.append((item[mark.end():], "dropped"))
-        elif mark:
-            items.append((item[mark.end():], bool((mark.group(1) or "").strip() or mark.group(2))))
-        elif item:
-            items.append((item, None))
-    return items
-
-
-def _list(value) -> str:
-    return "; ".join(str(v) for v in value) if isinstance(value, list) else str(value)
 
 
 def _tool_named(ctx: Context, question: str) -> str | None:
@@ -177,8 +67,8 @@ def _from_status(kind: str, fields: dict, ctx: Context, question: str) -> str | 
         specific = _specific_count(fields, question)
         if specific:
             return specific
-        counts = _counts(_field(fields, "calls"))
-        total = _counts(_field(fields, "total"))
+        counts = call_counts(status_field(fields, "calls"))
+        total = call_counts(status_field(fields, "total"))
         name = _tool_named(ctx, question)
         if isinstance(counts, dict) and name:
             return f"I have called {name} {counts.get(name, 0)} times."
@@ -188,9 +78,9 @@ def _from_status(kind: str, fields: dict, ctx: Context, question: str) -> str | 
         number = counts if isinstance(counts, int) else total if isinstance(total, int) else None
         return None if number is None else f"I have made {number} tool calls."
     if kind == "steps":
-        todo, done, pending = (_field(fields, k) for k in ("todo", "done", "pending"))
+        todo, done, pending = (status_field(fields, k) for k in ("todo", "done", "pending"))
         if todo is not None:
-            items = _items(todo)
+            items = todo_items(todo)
             finished = [t for t, d in items if d is True]
             left = [t for t, d in items if d is not True and d != "dropped"]
             dropped = [t for t, d in items if d == "dropped"]
@@ -198,10 +88,10 @@ def _from_status(kind: str, fields: dict, ctx: Context, question: str) -> str | 
                     f"Still open: {'; '.join(left) or 'nothing'}."
                     + (f" Dropped: {'; '.join(dropped)}." if dropped else ""))
         if done is not None or pending is not None:
-            return (f"Done: {_list(done) if done is not None else 'not stated'}. "
-                    f"Still open: {_list(pending) if pending is not None else 'not stated'}.")
+            return (f"Done: {as_list(done) if done is not None else 'not stated'}. "
+                    f"Still open: {as_list(pending) if pending is not None else 'not stated'}.")
         return None
-    value = _field(fields, kind)
+    value = status_field(fields, kind)
     if value is None:
         return None
     return (f"We have been at it for {value}." if kind == "elapsed"
