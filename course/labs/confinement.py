@@ -37,8 +37,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from course.paths import DATA_DIR, REPO_ROOT
+from course.system_mounts import system_mounts
 
-SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 RUNTIME_DIRS = (REPO_ROOT / "course", DATA_DIR)  # what a worker may read of the course
 
 
@@ -94,16 +94,7 @@ def _answer_path(name: str) -> Path:
 
 
 def _mounts(answers: Sequence[str] = ()) -> list[str]:
-    args = ["--ro-bind", "/usr", "/usr"]
-    for name in SYSTEM_DIRS:
-        host = "/" + name
-        if os.path.islink(host):
-            args += ["--symlink", os.readlink(host), host]
-        elif os.path.isdir(host):
-            args += ["--ro-bind", host, host]
-    for path in ("/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime"):
-        if os.path.exists(path):
-            args += ["--ro-bind", path, path]
+    args = system_mounts(("/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime"))
     seen = set()
     for root in (sys.base_prefix, sys.prefix, *RUNTIME_DIRS, *answer_paths(answers)):
         root = os.path.realpath(root)

@@ -29,29 +29,12 @@ import subprocess
 import tempfile
 from functools import lru_cache
 
+from course.system_mounts import system_mounts
 from solutions.sandbox.hygiene import minimal_env
-
-# Top-level names that merged-/usr systems make links into /usr; older systems have real dirs.
-SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
 
 class ConfinementUnavailable(RuntimeError):
     """Bubblewrap is not installed or cannot sandbox here; the message says which."""
-
-
-def _system_mounts() -> list[str]:
-    args = ["--ro-bind", "/usr", "/usr"]
-    for name in SYSTEM_DIRS:
-        host = "/" + name
-        if os.path.islink(host):
-            args += ["--symlink", os.readlink(host), host]
-        elif os.path.isdir(host):
-            args += ["--ro-bind", host, host]
-    if os.path.isdir("/etc/alternatives"):
-        args += ["--ro-bind", "/etc/alternatives", "/etc/alternatives"]
-    if os.path.isfile("/etc/ld.so.cache"):  # where the libraries are: saves the loader a search
-        args += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
-    return args
 
 
 def bubblewrap_argv(argv: list[str], workspace, *, cwd=None, writable: bool = False,
@@ -68,7 +51,9 @@ def bubblewrap_argv(argv: list[str], workspace, *, cwd=None, writable: bool = Fa
     root = os.path.realpath(workspace)
     inside = os.path.realpath(cwd) if cwd is not None else root
     args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
-            *_system_mounts(),
+            # /etc/alternatives: Debian's awk is a link through it; /etc/ld.so.cache: where the
+            # libraries are, which saves the loader a search
+            *system_mounts(("/etc/alternatives", "/etc/ld.so.cache")),
             "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
             "--bind" if writable else "--ro-bind", root, root,
             "--chdir", inside]
