@@ -104,6 +104,7 @@ class NoteIndex:
         self.salvaged_highest = 0  # the highest id read from a database that had to be replaced
         self.stamp: str | None = None    # the last stamp this tool wrote or accepted
         self.version: int | None = None  # PRAGMA data_version when it did
+        self.own_changes = 0  # the connection's total_changes then: rows written through it
 
     # ----------------------------------------------------------------- opening
 
@@ -163,6 +164,7 @@ class NoteIndex:
             self.set("stamp", os.urandom(8).hex())
         except BaseException:
             self.db.execute("ROLLBACK")
+            self.own_changes = self.db.total_changes  # counted, though undone
             raise
         self.db.execute("COMMIT")
         self._accept()
@@ -171,11 +173,16 @@ class NoteIndex:
         """Take the database as it is now as known good."""
         self.version = self.db.execute("PRAGMA data_version").fetchone()[0]
         self.stamp = self.get("stamp")
+        self.own_changes = self.db.total_changes
 
     def changed_behind(self) -> bool:
         """Whether someone committed to the database without leaving a stamp since this tool
         last looked (SQLite's data_version moves with every other connection's commit; another
-        NoteTool's commit also leaves a new stamp)."""
+        NoteTool's commit also leaves a new stamp), or wrote through this tool's own connection
+        outside its transactions (which data_version does not count: issue 46, item 17)."""
+        if self.db.total_changes != self.own_changes:
+            self._accept()
+            return True
         if self.db.execute("PRAGMA data_version").fetchone()[0] == self.version:
             return False
         stamp = self.stamp
@@ -317,6 +324,7 @@ class NoteIndex:
             self.db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (term TEXT PRIMARY KEY)")
             self.db.execute("DELETE FROM temp.wanted")
             self.db.executemany("INSERT INTO temp.wanted VALUES (?)", [(t,) for t in terms])
+            self.own_changes = self.db.total_changes  # a scratch table: not a change to the index
             term_sql, term_params, values = "term IN (SELECT term FROM temp.wanted)", [], ""
         else:
             term_sql = f"term IN ({','.join('?' * len(terms))})"

@@ -76,3 +76,35 @@ def test_a_malformed_row_never_breaks_a_new_tool(tmp_path, damage):
 def test_run_answers_bad_input_with_an_error_result(tmp_path, arguments):
     result = made(tmp_path, 1).run(arguments)
     assert result["ok"] is False and result["error"]
+
+
+EMPTY_THE_INDEX = ["DELETE FROM postings", "DELETE FROM tags", "DELETE FROM notes",
+                   "UPDATE meta SET value = '1' WHERE key = 'highest'"]
+
+
+def test_an_emptied_index_is_noticed_by_a_new_tool(tmp_path):
+    """Issue 46, item 17: 19 notes on disk, the index's tables emptied and its highest id set
+    back while no tool was open: a new tool lists, searches and counts the 19 (the notes are
+    the truth) and never reuses an id."""
+    tool = made(tmp_path, 19)
+    tool.index.close()
+    with sqlite3.connect(tool.folder / INDEX_DIR / DB) as db:
+        for statement in EMPTY_THE_INDEX:
+            db.execute(statement)
+    fresh = NoteTool(tool.folder)
+    assert len(fresh.list()) == 19 and len(fresh.search("zlib", limit=50)) == 19
+    assert fresh.summary()["total"] == 19
+    assert fresh.create("one more").id == "note-0020"
+
+
+def test_an_index_emptied_through_the_tools_own_connection_is_noticed(tmp_path):
+    """The same damage written through the open tool's own connection (`tool.index.db`):
+    SQLite's data_version does not move for a connection's own commits, so before the fix the
+    open tool listed 1 of 19 notes (the one a pending folder event re-read). Any write that
+    was not one of the tool's own transactions now counts as damage: the index is rebuilt."""
+    tool = made(tmp_path, 19)
+    for statement in EMPTY_THE_INDEX:
+        tool.index.db.execute(statement)
+    assert len(tool.list()) == 19 and len(tool.search("zlib", limit=50)) == 19
+    assert tool.summary()["total"] == 19
+    assert tool.create("one more").id == "note-0020"
