@@ -57,11 +57,29 @@ def result_outcome(content: str) -> str:
     return f"ok: {_cut_words(first, 160)}" + (f" ({len(lines):,} lines)" if len(lines) > 1 else "")
 
 
+def check_one_turn(turn) -> None:
+    """Raise ValueError, naming the message, unless `turn` is one turn: a non-tool message
+    dict, then only the tool results that answer it (as split_turns groups them)."""
+    if not isinstance(turn, list) or not turn:
+        raise ValueError("a turn is a non-empty list: a message, then the tool results that "
+                         "answer it")
+    for i, message in enumerate(turn):
+        role = message.get("role") if isinstance(message, dict) else None
+        if not isinstance(message, dict):
+            raise ValueError(f"turn[{i}] is a {type(message).__name__}, not a message")
+        if i == 0 and role == "tool":
+            raise ValueError("turn[0] is a tool result: a turn starts with the message it answers")
+        if i > 0 and role != "tool":
+            raise ValueError(f"turn[{i}] is a {role!r} message, the start of another turn: "
+                             f"archive one turn at a time (split_turns groups them)")
+
+
 def archive_turn(turn: list[dict]) -> str:
     """One record (a line of text) for one turn: a non-tool message and the results that answer
-    it. Every kept identifier is whole: each identifier of the record is one of the turn's."""
-    if not turn:
-        raise ValueError("a turn has at least one message")
+    it. Every kept identifier is whole: each identifier of the record is one of the turn's.
+    Anything else (several turns, a turn that starts with a result) is refused with a
+    ValueError rather than archived in part: a message left out would be lost silently."""
+    check_one_turn(turn)
     first = turn[0]
     role = first.get("role")
     parts = []

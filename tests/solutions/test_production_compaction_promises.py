@@ -9,9 +9,10 @@ from lesson_support.foreign_transcripts import SHAPES, transcripts
 from solutions.compaction import check_pairing, rule_based_summary, unique_call_ids
 from solutions.production_compaction import (CLEARED_MARK, LAYERS, ContextOverflow,
                                              LayeredCompactor, ResultStore, Settings,
-                                             budget_tool_results, is_preview, micro_compact)
+                                             archive_turn, budget_tool_results, is_preview,
+                                             micro_compact)
 from solutions.compaction import text_of
-from tests.messages import calling, tool_call, tool_result
+from tests.messages import calling, tool_call, tool_result, user
 
 PROPERTY = settings(max_examples=25, deadline=None, derandomize=True)
 HEAD = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": "Go."}]
@@ -193,3 +194,38 @@ def test_micro_with_reused_ids_clears_each_result_with_its_own_file():
     assert edit == 3 and paths[0] != paths[1]
     assert [store.read(p) for p in paths] == ["first " + BIG, "second " + BIG]
 
+
+
+# ------------------------------------------------------------------ layer 4: one turn, or a refusal
+WHOLE_USER_TURN = [user("Deploy build 4f2a9c1e to staging."),
+                   calling(tool_call("call_deploy_17", "deploy", {"build": "4f2a9c1e"})),
+                   tool_result("call_deploy_17", "deployed to staging-eu-3 [exit code: 0]"),
+                   {"role": "assistant", "content": "Build 4f2a9c1e is on staging-eu-3."}]
+
+
+@pytest.mark.parametrize("turn", [
+    WHOLE_USER_TURN,                                   # user, assistant calls, result, answer
+    [user("first"), user("second")],                   # two non-tool messages
+    [tool_result("call_1", "orphan"), user("after")],  # a turn must start with its message
+    [calling(tool_call("call_1")), tool_result("call_1"), "not a message"],
+], ids=["whole-user-turn", "two-messages", "starts-with-a-result", "not-a-dict"])
+def test_archive_turn_refuses_what_is_not_one_turn(turn):
+    """Issue 46, item 18: given more than one turn, archive_turn kept the first message and
+    dropped the rest silently (the deploy's call, its result and the answer, identifiers
+    included). It now says what is wrong instead of losing anything."""
+    with pytest.raises(ValueError, match=r"turn\["):
+        archive_turn(turn)
+
+
+@given(st.lists(st.sampled_from([user("u"), calling(tool_call("c1")), tool_result("c1"),
+                                 {"role": "assistant", "content": "a"}]), min_size=1, max_size=5))
+@PROPERTY
+def test_archive_turn_archives_one_turn_or_refuses(turn):
+    """Whatever list it is given: a record for exactly one turn (a message, then only tool
+    results), else a ValueError."""
+    one_turn = turn[0]["role"] != "tool" and all(m["role"] == "tool" for m in turn[1:])
+    if one_turn:
+        assert archive_turn(turn).startswith("- ")
+    else:
+        with pytest.raises(ValueError):
+            archive_turn(turn)
