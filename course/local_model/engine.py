@@ -1,0 +1,265 @@
+"""The local model's engine: a GGUF file run by `llama_cpp.Llama`, answering chat-completion
+request bodies with the usage a provider reports, cached tokens included, and its timings.
+
+`Llama.create_chat_completion` does the work (the chat template from the GGUF through Llama's own
+chat handler, sampling, stop tokens, tool choice by grammar); this module adds what the binding's
+own server leaves out:
+
+- **cached tokens**, read from the engine's own prefix match: `Llama.generate` compares the new
+  prompt's tokens with those in its KV cache and evaluates only the rest. `_MeteredLlama` reads
+  `n_tokens` at that moment (its first `eval` of the request), so `cached_tokens` is exactly the
+  number of prompt tokens the engine did not evaluate again. One KV cache, one sequence: a
+  request whose prompt shares no prefix with the previous one starts cold.
+- **timings**, named as llama.cpp's `llama-server` names them: `prompt_n` prompt tokens
+  evaluated, `cache_n` taken from the cache, `prompt_ms` the prefill (until the first token is
+  sampled), `predicted_n` tokens generated, `predicted_ms` from the first generated token to the
+  last, `prompt_per_second` and `predicted_per_second` (the tokens after the first over
+  `predicted_ms`: one decode step each), and `ttft_ms`, from the request reaching the engine to
+  its first token (waiting for an earlier request included). Wall-clock figures of this machine.
+- **OpenAI's rules where the binding is lenient**: the course's request validation
+  (course/llm/validation.py) with HTTP 400s, a prompt over the window refused as OpenAI refuses
+  it (`context_length_exceeded`) rather than cut, a template that cannot render the messages a
+  400 instead of a crash, `logprobs` refused (the engine keeps no logits: `logits_all` off).
+- **the course's defaults**: an omitted temperature is 0 (greedy: the same reply every run, as
+  the teaching model), top_p 1, and no top-k or min-p (OpenAI's API has neither).
+
+One request at a time: Llama is not thread-safe and has one KV cache, so a lock serialises them.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from course.llm.validation import RequestError, expect_type, validate_request
+
+DEFAULT_CONTEXT = 8192  # tokens: SmolLM2 was trained on 8,192; a bigger model gets this window too
+STREAM_ERROR_TYPE = "server_error"
+
+
+@dataclass
+class Meter:
+    """What one generation did, read while it ran (perf_counter seconds)."""
+
+    prompt_tokens: int
+    started: float = field(default_factory=time.perf_counter)
+    cached: int = 0           # prompt tokens the engine kept from its KV cache
+    evaluated: int = 0        # prompt tokens it evaluated (prefill)
+    first_sample: float | None = None   # any first token, an end-of-generation one included
+    first: float | None = None          # the first and last generated (non-end) tokens
+    last: float | None = None
+    completion: int = 0
+
+    def sampled(self, end: bool) -> None:
+        now = time.perf_counter()
+        if self.first_sample is None:
+            self.first_sample = now
+        if end:
+            return
+        self.first = self.first if self.first is not None else now
+        self.last = now
+        self.completion += 1
+
+    def timings(self, arrived: float) -> dict:
+        """llama-server's `timings` (see the module's docstring), in milliseconds."""
+        done = self.first_sample if self.first_sample is not None else time.perf_counter()
+        prompt_ms = (done - self.started) * 1000
+        predicted_ms = ((self.last - self.first) * 1000) if self.first is not None else 0.0
+        return {
+            "prompt_n": self.evaluated, "cache_n": self.cached,
+            "prompt_ms": round(prompt_ms, 3),
+            "prompt_per_second": round(self.evaluated / prompt_ms * 1000, 2) if prompt_ms else None,
+            "predicted_n": self.completion, "predicted_ms": round(predicted_ms, 3),
+            "predicted_per_second": (round((self.completion - 1) / predicted_ms * 1000, 2)
+                                     if predicted_ms else None),
+            "ttft_ms": round((done - arrived) * 1000, 3),
+        }
+
+    def usage(self) -> dict:
+        """OpenAI's usage shape, `prompt_tokens_details.cached_tokens` from the engine."""
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion,
+                "total_tokens": self.prompt_tokens + self.completion,
+                "prompt_tokens_details": {"cached_tokens": self.cached},
+                "completion_tokens_details": {"reasoning_tokens": 0}}
+
+
+def _metered_llama(llama_cpp):
+    """`llama_cpp.Llama` with a `Meter` of its last `generate` (the class is made once the
+    binding is imported: importing this module must not need it)."""
+
+    class _MeteredLlama(llama_cpp.Llama):
+        meter: Meter | None = None
+        _reading_prefix = False
+
+        def generate(self, tokens, *args, **kwargs):
+            meter = self.meter = Meter(prompt_tokens=len(tokens))
+            self._reading_prefix = True
+            inner = super().generate(tokens, *args, **kwargs)
+            try:
+                for token in inner:
+                    meter.sampled(end=llama_cpp.llama_vocab_is_eog(self._model.vocab, token))
+                    yield token
+            finally:
+                inner.close()
+
+        def eval(self, tokens):
+            # The first eval of a request comes right after generate's prefix match: n_tokens
+            # is then the number of prompt tokens kept in the KV cache.
+            if self._reading_prefix:
+                self._reading_prefix = False
+                self.meter.cached, self.meter.evaluated = self.n_tokens, len(tokens)
+            return super().eval(tokens)
+
+    return _MeteredLlama
+
+
+class Engine:
+    """One GGUF model loaded with llama_cpp; `complete(body)` and `stream(body)` answer
+    chat-completion request bodies (RequestError, HTTP 4xx, for a bad one)."""
+
+    def __init__(self, path: str | Path, context: int | None = None, threads: int | None = None):
+        import llama_cpp
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        self.path = Path(path)
+        self.name = self.path.name.removesuffix(".gguf")
+        self.llama = _metered_llama(llama_cpp)(
+            model_path=str(self.path), n_ctx=context or DEFAULT_CONTEXT, n_threads=threads,
+            logits_all=False, chat_format="chat_template.default", verbose=False)
+        self.context_window = self.llama.n_ctx()
+        template = self.llama.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise ValueError(f"{self.path} has no chat template (tokenizer.chat_template): the "
+                             f"local model needs an instruction-tuned GGUF that carries one")
+        # The same formatter Llama made from the GGUF for its chat handler (llama.py, __init__):
+        # the prompt is rendered here first to count it and refuse it before any work.
+        model = self.llama._model
+        eos, bos = model.token_eos(), model.token_bos()
+        self.formatter = Jinja2ChatFormatter(
+            template=template, eos_token=model.token_get_text(eos) if eos != -1 else "",
+            bos_token=model.token_get_text(bos) if bos != -1 else "", stop_token_ids=[eos])
+        self._lock = threading.Lock()
+
+    # -- what lessons and measurements read directly ------------------------------------------
+    def render(self, messages: list[dict], tools: list[dict] | None = None) -> str:
+        """The prompt text the model reads for these messages: its chat template, special
+        tokens written out."""
+        return self.formatter(messages=messages, tools=tools).prompt
+
+    def tokenize(self, text: str) -> list[int]:
+        """The model's own token ids for `text` (special tokens such as <|im_start|> read as one)."""
+        return self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+
+    def forget(self) -> None:
+        """Empty the KV cache: the next request is evaluated whole (a cold start)."""
+        with self._lock:
+            self.llama.reset()
+
+    def close(self) -> None:
+        with self._lock:
+            self.llama.close()
+
+    # -- requests -------------------------------------------------------------------------------
+    def complete(self, body) -> dict:
+        """The chat completion for `body` (not streamed), with usage and timings."""
+        arrived = time.perf_counter()
+        kwargs = self._arguments(body)
+        with self._lock:
+            result = self.llama.create_chat_completion(**kwargs)
+            meter = self.llama.meter
+        result.update(model=self.name, system_fingerprint=f"local:{self.name}",
+                      usage=meter.usage(), timings=meter.timings(arrived))
+        result["id"] = "chatcmpl-" + uuid.uuid4().hex[:24]
+        return result
+
+    def stream(self, body):
+        """The chunks of the completion for `body`, as they are generated. Everything that can
+        be refused is refused before the first chunk, so a 4xx comes before any of it. The last
+        chunk with a `finish_reason` carries `timings`; with `stream_options.include_usage` a
+        final chunk carries the usage (and every earlier one `"usage": null`)."""
+        arrived = time.perf_counter()
+        kwargs = self._arguments(body)
+        with_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        chunk_id = "chatcmpl-" + uuid.uuid4().hex[:24]
+        with self._lock:
+            chunks = self.llama.create_chat_completion(stream=True, **kwargs)
+            try:
+                last = None
+                for chunk in chunks:
+                    chunk.update(id=chunk_id, model=self.name,
+                                 system_fingerprint=f"local:{self.name}")
+                    if with_usage:
+                        chunk["usage"] = None
+                    if chunk["choices"] and chunk["choices"][0].get("finish_reason"):
+                        chunk["timings"] = self.llama.meter.timings(arrived)
+                    last = chunk
+                    yield chunk
+                if with_usage and last is not None:
+                    yield {**{k: last[k] for k in ("id", "object", "created", "model",
+                                                   "system_fingerprint")},
+                           "choices": [], "usage": self.llama.meter.usage()}
+            finally:
+                chunks.close()
+
+    def _arguments(self, body) -> dict:
+        """create_chat_completion's arguments for a request body, or RequestError."""
+        if isinstance(body, dict) and body.get("n") not in (None, 1):
+            raise RequestError("The local model returns one choice: 'n' must be 1.", "n",
+                               "unsupported_value")
+        validate_request(body)
+        for key in ("logprobs", "top_logprobs"):
+            if body.get(key):
+                raise RequestError(f"'{key}' is not available from the local model: it keeps no "
+                                   f"logits (logits_all is off, to save memory).", key,
+                                   "unsupported_parameter")
+        stop = body.get("stop")
+        if stop is not None and not (isinstance(stop, str) or (
+                isinstance(stop, list) and all(isinstance(s, str) for s in stop))):
+            raise RequestError("Invalid type for 'stop': expected a string or an array of "
+                               "strings.", "stop", "invalid_type")
+        for key in ("presence_penalty", "frequency_penalty"):
+            if body.get(key) is not None:
+                expect_type(body[key], (int, float), key, "a number")
+        messages = [_plain(m) for m in body["messages"]]
+        tools = body.get("tools")
+        max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
+        self._check_window(messages, tools, max_tokens)
+        kwargs = {"messages": messages, "tools": tools, "tool_choice": body.get("tool_choice"),
+                  "temperature": body.get("temperature") or 0.0,
+                  "top_p": 1.0 if body.get("top_p") is None else body["top_p"],
+                  "top_k": 0, "min_p": 0.0, "seed": body.get("seed"), "max_tokens": max_tokens,
+                  "stop": stop}
+        for key in ("presence_penalty", "frequency_penalty"):
+            if body.get(key) is not None:
+                kwargs[key] = float(body[key])
+        return kwargs
+
+    def _check_window(self, messages, tools, max_tokens) -> None:
+        try:
+            prompt = self.render(messages, tools)
+        except Exception as exc:  # a Jinja error, or the template's own raise_exception
+            raise RequestError(f"The model's chat template (from {self.path.name}) cannot render "
+                               f"these messages: {type(exc).__name__}: {exc}", "messages",
+                               "template_error") from None
+        with self._lock:
+            size = len(self.tokenize(prompt))
+        window = self.context_window
+        if size >= window or (max_tokens is not None and size + max_tokens > window):
+            asked = (f"you requested {size + max_tokens} tokens ({size} in the messages, "
+                     f"{max_tokens} in the completion)" if max_tokens is not None and size < window
+                     else f"your messages resulted in {size} tokens")
+            raise RequestError(f"This model's maximum context length is {window} tokens. "
+                               f"However, {asked}. Please reduce the length of the messages"
+                               f"{' or completion' if max_tokens is not None else ''}.",
+                               "messages", "context_length_exceeded")
+
+
+def _plain(message: dict) -> dict:
+    """A message as a chat template reads it: content parts joined into one string (OpenAI
+    reads text parts in order, as one text)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return {**message, "content": "".join(part["text"] for part in content)}
+    return message
