@@ -1,0 +1,81 @@
+"""Two ways to send chapter 16's requests, behind one interface: `request(messages, **options)`
+returns an iterable of stream chunks whose last one carries `usage` with
+`prompt_tokens_details.cached_tokens`.
+
+- `LlamaEngine(llm)`: the raw binding (`llama_cpp.Llama`), the model's own template, one KV
+  cache slot. llama_cpp reuses the longest prefix its slot shares with the new prompt (always
+  evaluating at least the last token); `cached_tokens` is that prefix, computed the same way
+  before the call. It can also drop its state (`reset`), and save and restore it.
+- `openai_requester(client, model)`: any OpenAI-compatible server through the `openai` SDK: the
+  course's local model, the teaching model, or a provider. Cached tokens are what the server
+  reports (None when it reports nothing).
+
+The measuring functions (prefix_cache, needle, probes) take a `request` callable and nothing
+else, so they measure the raw binding and the course's path alike.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+
+from lesson_support.kv_cache import common_prefix_length
+from lesson_support.real_model.template import renderer
+
+
+class LlamaEngine:
+    """A `llama_cpp.Llama` as a streaming chat backend that reports cached tokens."""
+
+    def __init__(self, llm):
+        self.llm = llm
+        self.render = renderer(llm)
+
+    def token_ids(self, messages: Sequence[dict]) -> list[int]:
+        return self.llm.tokenize(self.render(messages).encode("utf-8"), add_bos=False, special=True)
+
+    def reusable(self, ids: Sequence[int]) -> int:
+        """How many of `ids` llama_cpp will take from its slot instead of evaluating: the prefix
+        shared with what the slot holds, never the last token (llama_cpp evaluates it again to
+        get fresh logits)."""
+        held = self.llm._input_ids[: self.llm.n_tokens]  # the tokens whose keys/values it holds
+        return common_prefix_length(held, ids[:-1])
+
+    def __call__(self, messages: Sequence[dict], max_tokens: int = 16, temperature: float = 0.0,
+                 seed: int = 0, **_ignored) -> Iterator[dict]:
+        ids = self.token_ids(messages)
+        cached = self.reusable(ids)
+        completion = 0
+        for chunk in self.llm.create_completion(ids, max_tokens=max_tokens, temperature=temperature,
+                                                seed=seed, stream=True):
+            completion += chunk["choices"][0]["finish_reason"] is None  # the closing chunk has no token
+            yield chunk
+        yield {"choices": [], "usage": {"prompt_tokens": len(ids), "completion_tokens": completion,
+                                        "prompt_tokens_details": {"cached_tokens": cached}}}
+
+    def reset(self) -> None:
+        """Forget every cached key and value: the next request starts cold."""
+        self.llm.reset()
+        self.llm._ctx.memory_clear(True) if hasattr(self.llm._ctx, "memory_clear") else None
+
+    def save(self):
+        """The slot's state (keys, values, tokens) and how long saving took."""
+        start = time.perf_counter()
+        state = self.llm.save_state()
+        return state, time.perf_counter() - start
+
+    def restore(self, state) -> float:
+        """Put a saved state back; the seconds it took."""
+        start = time.perf_counter()
+        self.llm.load_state(state)
+        return time.perf_counter() - start
+
+
+def openai_requester(client, model: str, **defaults):
+    """`request(messages, **options)` over an OpenAI-compatible server, streamed, usage asked
+    for in the last chunk."""
+    def request(messages: Sequence[dict], max_tokens: int = 16, temperature: float = 0.0,
+                seed: int = 0, **options):
+        return client.chat.completions.create(
+            model=model, messages=list(messages), stream=True, max_tokens=max_tokens,
+            temperature=temperature, seed=seed, stream_options={"include_usage": True},
+            **{**defaults, **options})
+    return request

@@ -1,0 +1,122 @@
+"""Experiment 2-1's first half on a real model: its chat template, rendered with its special
+tokens, and what the envelope costs in its own tokens against tiktoken's count of the same text.
+
+The template is the one in the GGUF file's metadata (`tokenizer.chat_template`), rendered by
+llama_cpp's own Jinja2 formatter, the one its server uses: nothing here re-implements it. The
+counting functions take a `count(text) -> int` callable, so they run on any tokenizer (the
+model's, tiktoken's, a recorded table) and are tested without the model.
+
+Chapter 02's point, on a real model: a tokenizer's coverage decides what a language costs.
+SmolLM2's vocabulary (49,152 tokens) was trained on English text and code; o200k_base (200,019)
+covers Chinese far better. `language_cost` reads chapter 02's corpus, the same texts in English
+and Chinese, and reports tokens per character under each tokenizer.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from solutions.tokens import CORPUS_DIR, count_tokens, load_corpus
+
+# A conversation of the shape chapter 01 sends: system, user, an assistant reply, user again.
+SAMPLE_MESSAGES = (
+    {"role": "system", "content": "You are a support agent for a bicycle shop."},
+    {"role": "user", "content": "Do you repair hydraulic brakes?"},
+    {"role": "assistant", "content": "Yes: bleeding and pad changes, usually the same day."},
+    {"role": "user", "content": "How much is a bleed for both wheels?"},
+)
+
+
+def template_of(llm) -> str:
+    """The Jinja2 chat template stored in the model file's metadata."""
+    template = llm.metadata.get("tokenizer.chat_template")
+    if not template:
+        raise ValueError("this model file carries no chat template (tokenizer.chat_template)")
+    return template
+
+
+def special_token(llm, token_id: int) -> str:
+    return llm.detokenize([token_id], special=True).decode("utf-8", errors="replace")
+
+
+def renderer(llm) -> Callable[[Sequence[dict]], str]:
+    """`render(messages) -> prompt text`: the model's template through llama_cpp's formatter,
+    with the model's own BOS/EOS strings and the assistant's generation prompt appended."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    formatter = Jinja2ChatFormatter(template=template_of(llm),
+                                    eos_token=special_token(llm, llm.token_eos()),
+                                    bos_token=special_token(llm, llm.token_bos()),
+                                    add_generation_prompt=True)
+
+    def render(messages: Sequence[dict]) -> str:
+        return formatter(messages=[dict(m) for m in messages]).prompt
+
+    return render
+
+
+def model_counter(llm) -> Callable[[str], int]:
+    """Token count under the model's own tokenizer, special tokens read as special (one token
+    each, as the server feeds them) and no BOS added (the template writes its own, if any)."""
+    def count(text: str) -> int:
+        return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+    return count
+
+
+def envelope_overhead(messages: Sequence[dict], render: Callable[[Sequence[dict]], str],
+                      count: Callable[[str], int]) -> dict:
+    """What the template adds around the contents: the rendered prompt's tokens minus the
+    contents' own tokens, in total and per message. (Counting contents apart can differ by a
+    token at a seam from counting them in place; the template's markers sit on the seams, so
+    the difference is the envelope's.)"""
+    prompt = render(messages)
+    contents = sum(count(m["content"]) for m in messages)
+    total = count(prompt)
+    return {"messages": len(messages), "prompt_tokens": total, "content_tokens": contents,
+            "overhead_tokens": total - contents, "overhead_per_message": (total - contents) / len(messages),
+            "prompt": prompt}
+
+
+def template_table(messages: Sequence[dict], render: Callable[[Sequence[dict]], str],
+                   counters: dict[str, Callable[[str], int]]) -> list[dict]:
+    """The same rendered conversation counted by each tokenizer in `counters` (name -> count):
+    one row per tokenizer with the envelope's overhead, and the count of the same text."""
+    rows = []
+    for name, count in counters.items():
+        row = envelope_overhead(messages, render, count)
+        row.pop("prompt")
+        rows.append({"tokenizer": name, **row})
+    return rows
+
+
+def overhead_by_length(render: Callable[[Sequence[dict]], str], count: Callable[[str], int],
+                       messages: Sequence[dict] = SAMPLE_MESSAGES) -> list[dict]:
+    """The envelope's overhead as the conversation grows one message at a time: the first row
+    carries any fixed part (a default system prompt the template inserts, the generation
+    prompt), later rows show the cost per added message."""
+    rows = []
+    for n in range(1, len(messages) + 1):
+        row = envelope_overhead(messages[:n], render, count)
+        row.pop("prompt")
+        rows.append(row)
+    return rows
+
+
+def o200k_counter(text: str) -> int:
+    """tiktoken o200k_base, special-token look-alikes as plain text (what it would bill for the
+    same characters)."""
+    return count_tokens(text, "o200k_base")
+
+
+def language_cost(counters: dict[str, Callable[[str], int]], corpus_dir=CORPUS_DIR,
+                  kinds: Sequence[str] = ("english", "chinese")) -> list[dict]:
+    """Tokens per character of chapter 02's corpus (the same texts in English and Chinese) under
+    each tokenizer: one row per (content kind, tokenizer)."""
+    corpus = load_corpus(corpus_dir)
+    rows = []
+    for kind in kinds:
+        text = "".join(corpus[kind].values())
+        for name, count in counters.items():
+            tokens = count(text)
+            rows.append({"content": kind, "tokenizer": name, "chars": len(text), "tokens": tokens,
+                         "tokens_per_char": tokens / len(text)})
+    return rows
