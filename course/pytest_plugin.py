@@ -14,13 +14,19 @@ Without --lab-mode, notebooks are lessons and nbval runs them as usual.
 
 Graded copies (`course.labs.nbval_graded`, written by `course.grade` into its output folder) are
 plain nbval notebooks: `pytest --nbval graded-notebooks/bob/01_agent_loop_lab.ipynb` passes a
-check cell exactly when its stored verdict, `✓ check-key`, is reproduced. For such notebooks
-this plugin adds what grading needs on top of strict nbval:
+check cell exactly when it prints the answer key's verdict, `✓ check-key`. (The copies
+course.grade keeps show the gradebook's verdicts instead, for the student: under a check that
+failed, `✗ check-key` and the reason, which no run prints, so it fails by hand too.) For such
+notebooks this plugin adds what grading needs on top of strict nbval:
 
 - a cell that ended in an error the notebook did not show (an exercise that hid tracebacks) still
   fails: the kernel's own execute reply is checked, not only the outputs;
 - a timeout costs only the cell it hits (nbval would expect every later cell to fail), and the
   lab's own set-up cells get at least `course.labs.SETUP_TIMEOUT` seconds;
+- with `--lab-notebook-timeout SECONDS` (course.grade passes its --notebook-timeout), all the
+  cells of one notebook together get that long: a cell's limit is cut to what is left, and once
+  nothing is, the notebook's remaining cells are not run and fail at once as timeouts, saying
+  why (a student whose every call sleeps cannot hold the class);
 - each cell's report carries `course_*` properties (student, notebook, check key, status and
   the reason a check failed, as the student's own verdict words it), which reach JUnit XML.
 """
@@ -29,6 +35,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import time
 import uuid
 from pathlib import Path
 
@@ -49,6 +56,8 @@ def pytest_addoption(parser):
     group.addoption("--lab-mode", choices=MODES, help="run the given notebooks as labs")
     group.addoption("--lab-timeout", type=float, default=60, help="seconds per cell")
     group.addoption("--labs-dir", default=str(LABS_DIR), help="folder of the released labs")
+    group.addoption("--lab-notebook-timeout", type=float, default=None,
+                    help="graded copies: seconds for all the cells of one notebook together")
 
 
 def pytest_configure(config):
@@ -128,7 +137,8 @@ class LabNotebook(pytest.File):
                                     f"(python -m course.grade --unconfined grades without the sandbox)")
         nb, program, self.notes = labs_module.nbval_graded(self.lab, self.student, self.path.stem,
                                                            self.path.name)
-        return grade_copy(self.lab, nb, program, self.timeout)[0]
+        return grade_copy(self.lab, nb, program, self.timeout,
+                          self.config.getoption("--lab-notebook-timeout"))[0]
 
 
 class LabCell(pytest.Item):
@@ -179,6 +189,22 @@ class HiddenCellError(Exception):
     """The kernel reports an error that the cell's outputs do not show."""
 
 
+class NotebookTimeSpent(Exception):
+    """The notebook's cells had used up --lab-notebook-timeout: this cell was not run."""
+
+
+def _time_left(item) -> float | None:
+    """Seconds left of the notebook's --lab-notebook-timeout (counted from its first cell), or
+    None without one."""
+    budget = item.config.getoption("--lab-notebook-timeout", None)
+    if not budget:
+        return None
+    notebook = item.parent
+    if getattr(notebook, "_course_started", None) is None:
+        notebook._course_started = time.monotonic()
+    return budget - (time.monotonic() - notebook._course_started)
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_setup(item):
     if _graded_cell(item):
@@ -204,6 +230,18 @@ def pytest_runtest_call(item):
                                      2 * max(base, labs_module.SETUP_TIMEOUT) + 10)
     else:  # the student's code runs in this kernel: each cell has the limit itself
         option.nbval_cell_timeout = base if kind in ("exercise", "check") else max(base, labs_module.SETUP_TIMEOUT)
+    left = _time_left(item)
+    item._course_cut = left is not None and left < option.nbval_cell_timeout
+    if left is not None and left <= 0:
+        budget = item.config.getoption("--lab-notebook-timeout")
+
+        def not_run():
+            raise NotebookTimeSpent(f"Timeout: not run: this notebook's cells had used up the {budget:g} s "
+                                    f"they get in all (--notebook-timeout), so its remaining checks fail "
+                                    f"at once")
+        item.runtest = not_run
+    elif item._course_cut:
+        option.nbval_cell_timeout = left
     kernel = item.parent.kernel
     item._course_reply = None
 
@@ -240,6 +278,12 @@ def pytest_runtest_makereport(item, call):
     reply = getattr(item, "_course_reply", None) or {}
     if call.excinfo is None:
         status, detail = "pass", ""
+    elif call.excinfo.errisinstance(NotebookTimeSpent):
+        status, detail = "timeout", str(call.excinfo.value)
+    elif getattr(item, "_course_timed_out", False) and getattr(item, "_course_cut", False):
+        status, detail = "timeout", (f"Timeout: this notebook's cells used up the "
+                                     f"{item.config.getoption('--lab-notebook-timeout'):g} s they get "
+                                     f"in all (--notebook-timeout) while this cell ran: it was interrupted")
     elif getattr(item, "_course_timed_out", False):
         status, detail = "timeout", (f"Timeout: the cell ran longer than "
                                      f"{item.config.option._course_base_timeout:g} s and was "

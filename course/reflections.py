@@ -23,7 +23,11 @@ def is_answer_cell(cell) -> bool:
 
 
 def answer_key(cell) -> str | None:
-    return cell.get("metadata", {}).get("course", {}).get("key")
+    """The cell's answer key ("think-1"); None when it has none, or one that is not text (a
+    student's copy can hold anything: such a cell is not an answer)."""
+    course = cell.get("metadata", {}).get("course")
+    key = course.get("key") if isinstance(course, dict) else None
+    return key if isinstance(key, str) else None
 
 
 def questions(nb) -> dict[str, str]:

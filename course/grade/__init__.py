@@ -18,11 +18,21 @@ A student's copy of a lesson (`01_agent_loop.ipynb`, by the released lesson's fi
 not graded: the text of its `answer` cells, the student's answers to "Things to think about",
 goes into the gradebook's Reflections for the instructor to read (`course.reflections`).
 
-Writes gradebook.csv (one row per student, lab and check, and per reflection), gradebook.md (a
-total per student, a score per lab, the reason for each failed check, the reflections),
-gradebook.json (everything, for `merge`) and graded-notebooks/ (the graded copies, for
-`pytest --nbval` by hand) into --output (default: SUBMISSIONS_DIR). Re-runs skip them.
+Writes into --output (default: SUBMISSIONS_DIR; re-runs skip what it wrote): gradebook.csv (one
+row per student, lab and check, and per reflection), gradebook.md (a total per student, a score
+per lab, the reason for each failed check, the reflections), gradebook.json (everything, for
+`merge`), feedback/<student>.md (to hand back: the student's scores, each failed check's reason,
+the notes on their notebooks) and graded-notebooks/<student>/ (the graded copies, which show
+under each check the gradebook's verdict, ✓ or ✗ with the reason: to hand back too, or to run
+with `pytest --nbval` by hand). What a student controls (names, metadata, the values the checks
+quote, reflections) is capped and escaped in all of them. Every entry of SUBMISSIONS_DIR gets a
+row: links are not followed, and a file named like a student's folder is graded apart.
 
+    --timeout S     seconds per cell (default 60)
+    --notebook-timeout S
+                    seconds for all the cells of one notebook together (default: 300, or 5 x
+                    --timeout if more); once spent, its remaining checks fail at once as
+                    timeouts, saying so: one notebook cannot hold the class
     --jobs N        grade N notebooks at a time (default: the machine's cores); the same
                     gradebook as one at a time
     --shard K/N     grade only the K-th of N parts of the class (by student, stable hashing),
@@ -34,6 +44,8 @@ gradebook.json (everything, for `merge`) and graded-notebooks/ (the graded copie
 #   submissions.py    Submission; finding the class and matching each notebook to its lab
 #   nbval_engine.py   the one grading path: graded copies under pytest + strict nbval
 #   gradebook.py      gradebook.csv, gradebook.md and gradebook.json
+#   feedback.py       feedback/<student>.md and the verdicts shown in the graded notebooks
+#   student_text.py   what a student controls, capped and escaped for each file
 #   shards.py         --shard K/N and merge
 #   cli.py            main and main_merge; __main__.py runs main
 from course.grade.cli import default_jobs, main

@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 
 from course import reflections
+from course.grade.feedback import FEEDBACK_DIR
 from course.grade.gradebook import lab_info, write_gradebook
-from course.grade.nbval_engine import grade_all_nbval
+from course.grade.nbval_engine import GRADED_DIR, grade_all_nbval
 from course.grade.shards import merge, parse_shard, shard_of
-from course.grade.submissions import collect, match_all
+from course.grade.submissions import GRADED_MARK, collect, match_all
 from course.labs import LabError, confinement, find_released_labs
 from course.paths import LABS_DIR, LESSONS_DIR
 
@@ -41,6 +42,10 @@ def main(argv=None) -> int:
                              "reflections, not graded)")
     parser.add_argument("--lab", help="grade only this lab id (others are reported as wrong lab)")
     parser.add_argument("--timeout", type=float, default=60, help="seconds per cell (default 60)")
+    parser.add_argument("--notebook-timeout", type=float, metavar="SECONDS",
+                        help="seconds for all the cells of one notebook together (default: 300, or "
+                             "5 x --timeout if more); once spent, the notebook's remaining checks "
+                             "fail at once as timeouts, saying so")
     parser.add_argument("--jobs", type=int, default=default_jobs(),
                         help="notebooks graded at a time (default: the number of cores)")
     parser.add_argument("--shard", type=parse_shard, metavar="K/N",
@@ -62,6 +67,8 @@ def main(argv=None) -> int:
         parser.error("--shard needs --output DIR (one folder per shard, for `merge`)")
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if args.notebook_timeout is not None and args.notebook_timeout <= 0:
+        parser.error("--notebook-timeout must be more than 0")
     try:
         labs = find_released_labs(args.labs)
     except LabError as exc:
@@ -71,7 +78,12 @@ def main(argv=None) -> int:
     if args.lab and args.lab not in labs:
         parser.error(f"unknown lab {args.lab!r}; released: {', '.join(sorted(labs))}")
     out = args.output or args.submissions
-    subs = collect(args.submissions, skip=(out,))
+    for name in (GRADED_DIR, FEEDBACK_DIR):  # refused before grading, not after
+        if (out / name).exists() and not (out / name / GRADED_MARK).is_file():
+            parser.error(f"{out / name} exists and was not written by course.grade (a student's "
+                         f"folder?): grade with --output DIR, the grader writes {name}/ there")
+    skipped: list[str] = []
+    subs = collect(args.submissions, skip=(out,), skipped=skipped)
     shard = None
     if args.shard:
         k, n = args.shard
@@ -85,8 +97,9 @@ def main(argv=None) -> int:
     in_worker = [s for s in subs if s.lab and not s.problem and labs[s.lab].in_worker]
     if confined and in_worker and confinement.problem():
         parser.error(confinement.problem())
-    grade_all_nbval(subs, args.submissions, labs, args.timeout, args.jobs, out, confined=confined)
-    paths = write_gradebook(subs, lab_info(labs, subs), out, shard)
+    grade_all_nbval(subs, args.submissions, labs, args.timeout, args.jobs, out, confined=confined,
+                    notebook_timeout=args.notebook_timeout)
+    paths = write_gradebook(subs, lab_info(labs, subs), out, shard, skipped)
     print(f"\nWrote {', '.join(str(p) for p in paths)}")
     return 0
 

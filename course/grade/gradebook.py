@@ -1,15 +1,23 @@
 """Writing the gradebook: gradebook.csv (a row per student, lab and check, and per reflection),
-gradebook.md (a score per lab, a total per student, what failed and why, the reflections) and
-gradebook.json (everything, for `merge`)."""
+gradebook.md (a score per lab, a total per student, what failed and why, the reflections),
+gradebook.json (everything, for `merge`) and feedback/<student>.md (`course.grade.feedback`).
+
+What a student controls is capped once (`capped_submission`) and escaped for each file
+(`course.grade.student_text`): gradebook.md is Markdown in which no student text can make a
+heading, a row, a link or HTML; gradebook.csv is for a spreadsheet, so no field is read as a
+formula."""
 from __future__ import annotations
 
 import csv
 import hashlib
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from course import reflections
+from course.grade.feedback import lab_score, failed_items, write_feedback
+from course.grade.student_text import (ANSWER_LIMIT, DETAIL_LIMIT, NAME_LIMIT, capped, csv_field, md,
+                                       md_code, md_quoted, visible)
 from course.grade.submissions import OUTPUT_FILES, Submission
 from course.labs import Lab, whole
 
@@ -36,32 +44,49 @@ def lab_info(labs: dict[str, Lab], subs: list[Submission]) -> dict[str, dict]:
     return info
 
 
+def _text(value, limit: int):
+    return visible(capped(value, limit)) if isinstance(value, str) else value
+
+
+def capped_submission(sub: Submission) -> Submission:
+    """`sub` with every text in it capped (`DETAIL_LIMIT`, a reflection's answer `ANSWER_LIMIT`)
+    and visible: what any gradebook file holds of a submission."""
+    names = {"student": _text(sub.student, NAME_LIMIT), "notebook": _text(sub.notebook, NAME_LIMIT)}
+
+    def cap(row: dict, long: tuple[str, ...] = ()) -> dict:
+        return {k: names.get(k) or _text(v, ANSWER_LIMIT if k in long else DETAIL_LIMIT)
+                for k, v in row.items()}
+    return replace(sub, **names, lab=_text(sub.lab, NAME_LIMIT), lesson=_text(sub.lesson, NAME_LIMIT),
+                   edition=_text(sub.edition, NAME_LIMIT), problem=_text(sub.problem, DETAIL_LIMIT),
+                   notes=[_text(n, DETAIL_LIMIT) for n in sub.notes], rows=[cap(r) for r in sub.rows],
+                   reflections=[cap(r, ("answer",)) for r in sub.reflections])
+
+
 def write_gradebook(subs: list[Submission], labs: dict[str, dict], out: Path,
-                    shard: str | None = None) -> list[Path]:
+                    shard: str | None = None, skipped: list[str] = ()) -> list[Path]:
+    """Write the gradebook's files into `out`; `skipped` names the folders collecting passed over
+    as an earlier run's output (gradebook.md lists them)."""
     out.mkdir(parents=True, exist_ok=True)
-    subs = sorted(subs, key=lambda s: (s.student, s.notebook))
+    subs = sorted((capped_submission(s) for s in subs), key=lambda s: (s.student, s.notebook))
+    skipped = sorted({_text(name, NAME_LIMIT) for name in skipped})
     paths = [out / name for name in OUTPUT_FILES]
     with paths[0].open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, lineterminator="\n")
         writer.writeheader()
         for sub in subs:
-            if sub.problem:
-                writer.writerow({"student": sub.student, "notebook": sub.notebook, "lab": sub.lab,
-                                 "check": "", "status": "not graded", "points": "", "earned": 0,
-                                 "detail": sub.problem, "edition": sub.edition})
-            writer.writerows({**r, "edition": sub.edition} for r in sub.rows)
-            writer.writerows(reflection_rows(sub))
-    paths[1].write_text(markdown(subs, labs), encoding="utf-8")
-    data = {"format": FORMAT, "shard": shard, "labs": labs, "submissions": [asdict(s) for s in subs]}
+            rows = [{"student": sub.student, "notebook": sub.notebook, "lab": sub.lab, "check": "",
+                     "status": "not graded", "points": "", "earned": 0, "detail": sub.problem,
+                     "edition": sub.edition}] if sub.problem else []
+            rows += [{**r, "edition": sub.edition} for r in sub.rows] + reflection_rows(sub)
+            writer.writerows({k: csv_field(v) for k, v in r.items()} for r in rows)
+    paths[1].write_text(markdown(subs, labs, skipped), encoding="utf-8")
+    data = {"format": FORMAT, "shard": shard, "labs": labs, "skipped": skipped,
+            "submissions": [asdict(s) for s in subs]}
     paths[2].write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    return paths
+    return paths + [write_feedback(subs, labs, out)]
 
 
-def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
-
-
-def markdown(subs: list[Submission], labs: dict[str, dict]) -> str:
+def markdown(subs: list[Submission], labs: dict[str, dict], skipped: list[str] = ()) -> str:
     """gradebook.md: a table (a score per lab and a total per student), then what went wrong."""
     lab_ids = sorted(labs)
     possible = whole(sum(labs[i]["points"] for i in lab_ids))
@@ -74,47 +99,29 @@ def markdown(subs: list[Submission], labs: dict[str, dict]) -> str:
     editions = f" ({chinese} of them the Chinese edition, zh-CN)" if chinese else ""
     read = (f" {len(lessons)} lesson notebooks hold reflections, not graded: see Reflections at the "
             f"end." if lessons else "")
+    passed_over = (f" Passed over as an earlier run's output (a gradebook and no notebook of its "
+                   f"own): {', '.join(md_code(name) for name in skipped)}." if skipped else "")
     lines = ["# Gradebook", "",
              f"{len(students)} students, {graded_count} lab notebooks graded{editions}, {broken} not graded. "
              f"The total counts every lab in this gradebook ({possible} points); a lab a student "
-             f"did not hand in counts 0.{read}", "",
-             "| student | " + " | ".join(lab_ids) + " | total |",
+             f"did not hand in counts 0.{read}{passed_over}", "",
+             "| student | " + " | ".join(md(i) for i in lab_ids) + " | total |",
              "|---|" + "---|" * len(lab_ids) + "---|"]
     for name in students:
-        cells = []
-        for lab_id in lab_ids:
-            theirs = [s for s in mine[name] if s.lab == lab_id]
-            done = next((s for s in theirs if not s.problem), None)
-            if done is None:
-                cells.append("not graded" if theirs else "—")
-            elif not done.attempted:
-                cells.append("not attempted")
-            else:
-                cells.append(f"{done.earned} / {done.points}")
+        cells = [lab_score([s for s in mine[name] if s.lab == lab_id]) for lab_id in lab_ids]
         earned = whole(sum(s.earned for s in mine[name] if not s.problem))
-        lines.append(f"| {_cell(name)} | " + " | ".join(cells) + f" | {earned} / {possible} |")
+        lines.append(f"| {md(name)} | " + " | ".join(cells) + f" | {earned} / {possible} |")
     details = []
     for name in students:
         items = []
         for s in mine[name]:
-            where = f"`{s.notebook}`" + (f", the {s.edition} edition" if s.edition not in ("", "en") else "")
-            if s.problem:
-                items.append(f"- {where}: not graded: {s.problem}")
-                continue
-            if s.lesson:
+            if s.lesson and not s.problem:
                 continue  # in Reflections
-            if not s.attempted:
-                items.append(f"- {s.lab} ({where}): not attempted (every exercise is still the stub)")
-                continue
-            failed = [r for r in s.rows if r["status"] != "pass"]
-            if not failed and not s.notes:
-                continue
-            items.append(f"- {s.lab} ({where}): {s.earned} / {s.points}")
-            items += [f"  - note: {_cell(n)}" for n in s.notes]
-            items += [f"  - ✗ {r['check']} ({r['status']}): {' — '.join(r['detail'].splitlines()) or 'failed'}"
-                      for r in failed]
+            failed = failed_items(s)
+            if failed:
+                items += failed
         if items:
-            details += ["", f"### {name}", ""] + items
+            details += ["", f"### {md(name)}", ""] + items
     if details:
         lines += ["", "## What failed, and why"] + details
     lines += reflections_markdown(students, mine)
@@ -128,18 +135,19 @@ def reflections_markdown(students: list[str], mine: dict[str, list[Submission]])
         items = []
         for s in (s for s in mine[name] if s.lesson and not s.problem):
             answered = sum(r["status"] == reflections.ANSWERED for r in s.reflections)
-            items += ["", f"**{s.lesson}** (`{s.notebook}`): {answered} of {len(s.reflections)} answered", ""]
-            items += [f"- note: {_cell(n)}" for n in s.notes]
+            items += ["", f"**{md(s.lesson)}** ({md_code(s.notebook)}): {answered} of "
+                          f"{len(s.reflections)} answered", ""]
+            items += [f"- note: {md(n)}" for n in s.notes]
             for r in s.reflections:
-                number = r["key"].removeprefix("think-")
-                items.append(f"{number}. {r['question'] or r['key']}")
+                number = r["key"].removeprefix("think-")  # the student's copy may add any key
+                asked = md(r["question"] or r["key"])
+                items.append(f"{number}. {asked}" if number.isdigit() else f"- {asked}")
                 if r["status"] == reflections.ANSWERED:
-                    items += ["", *("   > " + line if line.strip() else "   >"
-                                    for line in r["answer"].splitlines()), ""]
+                    items += ["", *md_quoted(r["answer"]), ""]
                 else:
                     items += ["", "   *not answered*", ""]
         if items:
-            out += ["", f"### {name}"] + items
+            out += ["", f"### {md(name)}"] + items
     return ["", "## Reflections", "",
             "Answers to the lessons' \"Things to think about\", for you to read; they score no "
             "points. The instructor's answer key is docs/instructors/answer_key.md."] + out if out else []

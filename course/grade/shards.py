@@ -28,7 +28,7 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 def merge(folders: list[Path], out: Path) -> list[Path]:
     """Combine shard gradebooks (their gradebook.json) into one gradebook in `out`."""
-    subs, labs, shards, owner = [], {}, {}, {}
+    subs, labs, shards, owner, skipped = [], {}, {}, {}, set()
     for folder in folders:
         path = folder / "gradebook.json"
         try:
@@ -41,6 +41,7 @@ def merge(folders: list[Path], out: Path) -> list[Path]:
         if shard in shards:
             raise SystemExit(f"merge: shard {shard} appears twice: {shards[shard]} and {folder}")
         shards[shard] = folder
+        skipped.update(data.get("skipped", []))
         for lab_id, info in data["labs"].items():
             if labs.setdefault(lab_id, info)["sha256"] != info["sha256"]:
                 raise SystemExit(f"merge: the shards graded different releases of {lab_id}")
@@ -57,4 +58,4 @@ def merge(folders: list[Path], out: Path) -> list[Path]:
     missing = [f"{k}/{n}" for k in range(1, n + 1) if f"{k}/{n}" not in shards]
     if missing:
         raise SystemExit(f"merge: shard(s) {', '.join(missing)} missing")
-    return write_gradebook(subs, dict(sorted(labs.items())), out)
+    return write_gradebook(subs, dict(sorted(labs.items())), out, skipped=sorted(skipped))

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -25,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from course.file_trees import file_sizes, remove_tree
 from course.labs import confinement, observe
 from course.labs.wire import CallTimeout, Endpoint, LineReader, Remote, WireError
 
@@ -214,16 +214,15 @@ class Worker:
     def check_scratch(self) -> None:
         """A call that left more than SCRATCH_QUOTA bytes in the scratch folder fails."""
         total = 0
-        for folder, _, files in os.walk(self.scratch):
-            for name in files:
+        for size in file_sizes(self.scratch):  # not os.walk: a tree may be deeper than recursion goes
+            total += size
+            if total > SCRATCH_QUOTA:
                 try:
-                    total += os.lstat(os.path.join(folder, name)).st_size
+                    remove_tree(self.scratch / "tmp")
                 except OSError:
-                    continue
-                if total > SCRATCH_QUOTA:
-                    shutil.rmtree(self.scratch / "tmp", ignore_errors=True)
-                    self.fail(OSError(f"your code wrote more than {SCRATCH_QUOTA // 2**20} MB "
-                                      f"into its folder: stopped, and the files removed"))
+                    pass
+                self.fail(OSError(f"your code wrote more than {SCRATCH_QUOTA // 2**20} MB "
+                                  f"into its folder: stopped, and the files removed"))
 
     # ------------------------------------------------------------------ what the copy calls
     def bind(self, namespace: dict, key: str, names: list[str]) -> None:

@@ -53,6 +53,33 @@ def grade_here(*args) -> None:
     assert course.grade.main([str(a) for a in args]) == 0
 
 
+def worker_tiny_lab(folder: Path) -> Path:
+    """A folder of released labs holding the tiny lab graded as every released lab is: its
+    exercises in a worker (`"worker": true`). The hostile classes of tests/labs/ use it."""
+    from tests.labs.conftest import tiny_lab_notebook
+
+    folder.mkdir(parents=True, exist_ok=True)
+    nb = tiny_lab_notebook()
+    nb.metadata["course"]["worker"] = True
+    nbformat.write(nb, folder / f"{TINY_LAB}.ipynb")
+    return folder
+
+
+def worker_class(base: Path) -> tuple[Path, Path]:
+    """(labs, submissions): the worker tiny lab in `base/labs` and an empty class folder beside it."""
+    (base / "submissions").mkdir(parents=True)
+    return worker_tiny_lab(base / "labs"), base / "submissions"
+
+
+def hand_in(labs: Path, answers: dict) -> nbformat.NotebookNode:
+    """A student's copy of the tiny lab in `labs`, its exercise cells replaced by `answers[key]`."""
+    nb = nbformat.read(labs / f"{TINY_LAB}.ipynb", as_version=4)
+    for cell in nb.cells:
+        if cell_kind(cell) == "exercise" and cell_key(cell) in answers:
+            cell.source = answers[cell_key(cell)]
+    return nb
+
+
 def read_gradebook(folder: Path):
     rows = list(csv.DictReader((folder / "gradebook.csv").open(encoding="utf-8")))
     return rows, (folder / "gradebook.md").read_text(encoding="utf-8")
@@ -274,8 +301,10 @@ def tiny_class(tiny, folder: Path) -> Path:
 
 
 def gradebook_files(folder: Path) -> dict[str, str]:
-    return {name: (folder / name).read_text(encoding="utf-8")
-            for name in ("gradebook.csv", "gradebook.md", "gradebook.json")}
+    """The gradebook's files and the feedback files, by name."""
+    names = ["gradebook.csv", "gradebook.md", "gradebook.json"]
+    names += sorted(p.relative_to(folder).as_posix() for p in (folder / "feedback").glob("*.md"))
+    return {name: (folder / name).read_text(encoding="utf-8") for name in names}
 
 
 @pytest.fixture(scope="module")
@@ -401,7 +430,7 @@ def test_reflections_show_each_question_and_answer(reflections_class):
     part = summary.split("## Reflections")[1]
     amir = part.split("### amir")[1].split("###")[0]
     assert "**00_tiny** (`amir/00_tiny.ipynb`): 1 of 2 answered" in amir
-    assert "1. Why add numbers at all?\n\n   > To count things.\n   >\n   > And to *sum* them.\n" in amir
+    assert "1. Why add numbers at all?\n\n   > To count things.\n   >\n   > And to \\*sum\\* them.\n" in amir
     assert "2. When does adding overflow?\n\n   *not answered*" in amir
     bea = part.split("### bea")[1]
     assert "0 of 2 answered" in bea and "the answer cell for think-2 is missing from this copy" in bea
