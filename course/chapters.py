@@ -414,6 +414,8 @@ CHAPTERS: tuple[Chapter, ...] = (
 SHARED_PARTS: tuple[str, ...] = (
     "solutions/__init__.py", "course/givens/__init__.py", "lesson_support/__init__.py",
     "lesson_support/widgets/__init__.py",
+    "lesson_support/widgets/progress.py",         # the bar long lesson cells show (lessons 11, 12, 15)
+    "tests/lesson_support/test_progress_widget.py",
     "tests/solutions/message_shapes.py",          # message-list strategies for every transcript test
     "tests/solutions/test_real_world_shapes.py",  # every chapter's transcript functions, one corpus
     "tests/lesson_support/test_widgets_i18n.py",  # every widget's Chinese strings

@@ -24,14 +24,23 @@ def row_label(row: dict) -> str:
     return LABELS[row["factor"]] + (f" ({row['variant']})" if row["factor"] == "tone" else "")
 
 
+def config_label(config: dict) -> str:
+    """What a configuration changes from the baseline, in a few words ("baseline" if nothing)."""
+    changed = [f"{name} {value}" for name, value in {**BASELINE, **config}.items() if BASELINE.get(name) != value]
+    return ", ".join(changed) or "baseline"
+
+
 class Evaluator:
     """`evaluator(config)`: run_trials' results for a configuration over the tasks and seeds,
     run once per configuration on `client` and kept, with each trial's outcome (for the
-    transcript of a failure)."""
+    transcript of a failure). `on_run(label)`, if given, is called after each configuration
+    it runs (a progress bar's `step`: a lesson's ablation takes half a minute)."""
 
-    def __init__(self, client, model: str, tasks: list[dict], seeds, temperature: float = TEMPERATURE):
+    def __init__(self, client, model: str, tasks: list[dict], seeds, temperature: float = TEMPERATURE,
+                 on_run=None):
         self.client, self.model, self.tasks = client, model, tasks
         self.seeds, self.temperature = list(seeds), temperature
+        self.on_run = on_run
         self.results: dict[tuple, list[dict]] = {}
         self.outcomes: dict[tuple, dict] = {}
 
@@ -47,6 +56,8 @@ class Evaluator:
         key = config_key(config)
         if key not in self.results:
             self.results[key] = run_trials(self.agent(key), self.tasks, dict(config), self.seeds)
+            if self.on_run is not None:
+                self.on_run(config_label(config))
         return self.results[key]
 
     @property

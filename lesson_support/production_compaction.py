@@ -27,6 +27,7 @@ from solutions.compaction import ModelSummarizer, check_pairing
 from solutions.costs import SEED_PRICES, price_usages
 from solutions.production_compaction import (LAYERS, LayeredCompactor, ResultStore, Settings,
                                              TRANSCRIPT_PATH)
+from lesson_support.widgets.progress import Progress  # noqa: F401  (lesson 11 imports it from here)
 
 CONFIGS: dict[str, tuple[str, ...]] = {
     "no compaction": (),
@@ -296,29 +297,3 @@ SEARCH_TRANSCRIPT_TOOL = {"type": "function", "function": {
 
 def first_words(text: str, n: int = 60) -> str:
     return re.sub(r"\s+", " ", text)[:n]
-
-
-# ------------------------------------------------------------------ progress of a long cell
-class Progress:
-    """A progress bar for a cell that works for several seconds (section 4 replays seven
-    configurations): `step(label)` after each piece. The cell showing it is tagged
-    nbval-ignore-output (a widget view carries a random id); what it computes is printed by
-    the next cell."""
-
-    def __init__(self, total: int, description: str):
-        import ipywidgets
-
-        self.bar = ipywidgets.IntProgress(value=0, min=0, max=total, description=description,
-                                          style={"description_width": "initial"})
-        self.label = ipywidgets.Label(f"0 of {total}")
-        self.view = ipywidgets.HBox([self.bar, self.label])
-
-    def show(self) -> "Progress":
-        from IPython.display import display
-
-        display(self.view)
-        return self
-
-    def step(self, label: str) -> None:
-        self.bar.value += 1
-        self.label.value = f"{self.bar.value} of {self.bar.max}: {label}"

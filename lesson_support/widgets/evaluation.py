@@ -5,8 +5,15 @@ transcript with the trace of the reply that went wrong.
 The logic is `report` (tested in tests/lesson_support/test_evaluation_widget.py); the widget
 only wires controls to it. Each (trials, seed) choice gets its own Evaluator, which runs a
 configuration once and keeps it.
+
+The widget runs on the course's process-wide teaching model (`course.llm.default_server()`),
+not on a server the lesson passes in: a lesson stops its private server in its last cell, and
+a widget must still answer when a control moves after Run All. What goes wrong while it
+recomputes is printed in its output, never swallowed by the control's callback.
 """
 from __future__ import annotations
+
+import sys
 
 from course.givens.task_world import BASELINE, FACTORS
 from course.i18n import _
@@ -17,8 +24,11 @@ from solutions.evaluation import success_interval
 class Explorer:
     """Evaluators per (trials, first seed), sharing one client and task list."""
 
-    def __init__(self, client, model: str, tasks: list[dict]):
-        self.client, self.model, self.tasks = client, model, tasks
+    def __init__(self, tasks: list[dict], client=None, model: str | None = None):
+        import course.llm
+
+        self.client = client if client is not None else course.llm.default_server().client()
+        self.model, self.tasks = model or course.llm.MODEL_NAME, tasks
         self.evaluators: dict[tuple[int, int], Evaluator] = {}
 
     def evaluator(self, trials: int, seed: int) -> Evaluator:
@@ -44,21 +54,28 @@ def report(explorer: Explorer, config: dict, trials: int, seed: int) -> dict:
     return {"summary": summary, "failure": first_failure(evaluator, {**BASELINE, **config})}
 
 
-def evaluation_explorer(client, model: str, tasks: list[dict]):
+def evaluation_explorer(tasks: list[dict], client=None, model: str | None = None):
+    """The widget, on the course's teaching model unless `client` (and `model`) say otherwise."""
     import ipywidgets as w
 
-    explorer = Explorer(client, model, tasks)
-    pickers = {name: w.Dropdown(options=variants, value=BASELINE[name], description=name)
+    explorer = Explorer(tasks, client, model)
+    label = {"style": {"description_width": "initial"}}  # a label never cut off, in any language
+    pickers = {name: w.Dropdown(options=variants, value=BASELINE[name], description=name, **label)
                for name, variants in FACTORS.items()}
-    trials = w.IntSlider(value=3, min=1, max=6, description=_("trials"))
-    seed = w.IntText(value=0, description=_("first seed"))
+    trials = w.IntSlider(value=3, min=1, max=6, description=_("trials"), **label)
+    seed = w.IntText(value=0, description=_("first seed"), layout=w.Layout(width="12em"), **label)
     out = w.Output()
 
     def show(*changes):
         config = {name: picker.value for name, picker in pickers.items()}
-        got = report(explorer, config, trials.value, seed.value)
         with out:
             out.clear_output(wait=True)
+            try:
+                got = report(explorer, config, trials.value, seed.value)
+            except Exception as error:  # say so where the student looks; keep the widget alive
+                print(_("could not run these trials: {error}").format(
+                    error=f"{type(error).__name__}: {error}"), file=sys.stderr)
+                return
             print(got["summary"])
             failure = got["failure"]
             if failure is None:
@@ -74,4 +91,6 @@ def evaluation_explorer(client, model: str, tasks: list[dict]):
     for control in [*pickers.values(), trials, seed]:
         control.observe(show, "value")
     show()
-    return w.VBox([w.HBox(list(pickers.values())[:3]), w.HBox([*list(pickers.values())[3:], trials, seed]), out])
+    row = {"layout": w.Layout(flex_flow="row wrap")}
+    return w.VBox([w.HBox(list(pickers.values())[:3], **row),
+                   w.HBox([*list(pickers.values())[3:], trials, seed], **row), out])

@@ -28,7 +28,7 @@ def test_the_evaluator_runs_a_configuration_once(server):
 
 def test_the_report_agrees_with_success_interval_and_shows_a_failure(server):
     tasks = [t for t in load_tasks() if t["kind"] in ("impostor", "move")][:5]
-    explorer = Explorer(server.client(), course.llm.MODEL_NAME, tasks)
+    explorer = Explorer(tasks, server.client(), course.llm.MODEL_NAME)
     got = report(explorer, {"structure": "unordered"}, 2, 0)
     stats = success_interval(explorer.evaluator(2, 0)({**BASELINE, "structure": "unordered"}))
     assert got["summary"].startswith(f"success {stats['successes']}/{stats['n']} ")
@@ -79,3 +79,40 @@ def test_the_gate_lands_a_change_inside_the_noise_and_blocks_a_regression():
     blocked = regression_gate(evaluate, BASELINE, {**BASELINE, "structure": "unordered"})
     assert not blocked["lands"] and blocked["losses"] == 18 and blocked["wins"] == 0
     assert blocked["broken"] == [f"t{i}" for i in range(6)]
+
+
+# ---------------------------------------------------------------- the widget after Run All
+def trials_slider(box):
+    import ipywidgets as w
+
+    [slider] = [c for row in box.children[:2] for c in row.children if isinstance(c, w.IntSlider)]
+    return slider
+
+
+def test_the_widget_answers_a_control_moved_after_the_lessons_server_stopped(capsys):
+    """Lesson 12 stops its private teaching model in its last cell; the widget, made as the
+    lesson makes it, runs on the course's own teaching model and still answers after that."""
+    from lesson_support.widgets.evaluation import evaluation_explorer
+
+    tasks = [t for t in load_tasks() if t["kind"] == "impostor"][:2]
+    with course.llm.serve():  # the lesson's private model, stopped at the end of the lesson
+        box = evaluation_explorer(tasks)
+    assert "2 tasks × 3 seeds from 0" in capsys.readouterr().out
+    trials_slider(box).value = 2  # Run All is over: the student moves a control
+    assert "2 tasks × 2 seeds from 0" in capsys.readouterr().out
+
+
+def test_a_recomputation_that_fails_says_so_in_the_output(capsys):
+    """A widget whose server has stopped prints why it cannot answer, where the student looks,
+    and stays alive, instead of the control's callback failing where nobody sees it."""
+    from lesson_support.widgets.evaluation import evaluation_explorer
+
+    tasks = [t for t in load_tasks() if t["kind"] == "impostor"][:2]
+    with course.llm.serve() as private:
+        client = private.client()  # stopped before a request, so no open connection outlives it
+    box = evaluation_explorer(tasks, client, course.llm.MODEL_NAME)
+    assert "could not run these trials: APIConnectionError" in capsys.readouterr().err
+    trials_slider(box).value = 2
+    shown = capsys.readouterr()
+    assert "could not run these trials: APIConnectionError" in shown.err, shown
+    assert "seeds from" not in shown.out
