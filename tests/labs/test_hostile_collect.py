@@ -19,6 +19,7 @@ import nbformat
 import pytest
 
 from course.file_trees import remove_tree
+import course.grade
 from course.grade import collect
 from tests.labs.conftest import SOLVED, TINY_LAB
 from tests.labs.test_grading import grade_here, hand_in, worker_class
@@ -199,3 +200,17 @@ def test_an_earlier_output_folder_is_still_skipped_and_named(tiny, tmp_path):
     rows = list(csv.DictReader((tmp_path / "out" / "gradebook.csv").open(encoding="utf-8")))
     assert {r["student"] for r in rows} == {"amir"}
     assert "old-shard/" in (tmp_path / "out" / "gradebook.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", ["feedback", "graded-notebooks"])
+def test_a_folder_named_like_the_graders_output_is_refused_before_grading(tiny, tmp_path, name, capsys):
+    """A student's folder named like one the grader writes into its output folder (the class
+    folder, by default) cannot be overwritten or half-written: a clear error before grading,
+    which --output elsewhere avoids."""
+    subs = tmp_path / "subs"
+    (subs / name).mkdir(parents=True)
+    nbformat.write(tiny.submission(SOLVED), subs / name / f"{TINY_LAB}.ipynb")
+    with pytest.raises(SystemExit) as stopped:
+        course.grade.main([str(subs), "--labs", str(tiny.labs_dir)])
+    assert stopped.value.code == 2 and "grade with --output DIR" in capsys.readouterr().err
+    assert not (subs / "gradebook.csv").exists()
