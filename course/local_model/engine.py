@@ -21,7 +21,10 @@ own server leaves out:
   it (`context_length_exceeded`) rather than cut, a template that cannot render the messages a
   400 instead of a crash, `logprobs` refused (the engine keeps no logits: `logits_all` off).
 - **the course's defaults**: an omitted temperature is 0 (greedy: the same reply every run, as
-  the teaching model), top_p 1, and no top-k or min-p (OpenAI's API has neither).
+  the teaching model), top_p 1, and no top-k or min-p (OpenAI's API has neither). An omitted
+  `max_tokens` is DEFAULT_MAX_TOKENS, not the rest of the window as OpenAI's is: a small model
+  at temperature 0 often repeats itself until it is stopped, and 8,000 tokens decoded on a
+  laptop's CPU take minutes (the reply then ends with `finish_reason` "length").
 
 One request at a time: Llama is not thread-safe and has one KV cache, so a lock serialises them.
 """
@@ -35,6 +38,7 @@ from pathlib import Path
 
 from course.llm.validation import RequestError, expect_type, validate_request
 
+DEFAULT_MAX_TOKENS = 256  # an omitted max_tokens (see the module's docstring)
 DEFAULT_CONTEXT = 8192  # tokens: SmolLM2 was trained on 8,192; a bigger model gets this window too
 STREAM_ERROR_TYPE = "server_error"
 
@@ -224,8 +228,9 @@ class Engine:
                 expect_type(body[key], (int, float), key, "a number")
         messages = [_plain(m) for m in body["messages"]]
         tools = body.get("tools")
-        max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
-        self._check_window(messages, tools, max_tokens)
+        asked = body.get("max_completion_tokens") or body.get("max_tokens")
+        self._check_window(messages, tools, asked)
+        max_tokens = asked or DEFAULT_MAX_TOKENS  # the window check above counts only what is asked
         kwargs = {"messages": messages, "tools": tools, "tool_choice": body.get("tool_choice"),
                   "temperature": body.get("temperature") or 0.0,
                   "top_p": 1.0 if body.get("top_p") is None else body["top_p"],

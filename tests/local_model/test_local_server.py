@@ -277,3 +277,12 @@ def test_the_default_server_stops_with_its_process(local_server):
     assert done.stdout.splitlines() == ["model: SmolLM2-135M-Instruct.Q4_1",
                                         "port closed at exit: True"], done.stdout + done.stderr
     assert "Traceback" not in done.stderr and "Exception" not in done.stderr, done.stderr
+
+
+def test_an_omitted_max_tokens_is_the_engines_default(local):
+    from course.local_model.engine import DEFAULT_MAX_TOKENS
+
+    body = {"model": local.model_name, "messages": QUESTION}
+    assert local.engine._arguments(body)["max_tokens"] == DEFAULT_MAX_TOKENS == 256
+    assert local.engine._arguments({**body, "max_tokens": 9})["max_tokens"] == 9
+    assert local.engine._arguments({**body, "max_completion_tokens": 7})["max_tokens"] == 7
