@@ -16,6 +16,12 @@ own server leaves out:
   last, `prompt_per_second` and `predicted_per_second` (the tokens after the first over
   `predicted_ms`: one decode step each), and `ttft_ms`, from the request reaching the engine to
   its first token (waiting for an earlier request included). Wall-clock figures of this machine.
+- **tool calls in the history for a template without them** (SmolLM2's has no place for
+  `tool_calls` and concatenates `content`, which is null there): the calls are written into the
+  assistant message's content as JSON, `{"tool_calls": [{"name", "arguments", "id"}]}`, much as
+  llama.cpp's own server does for such templates, so the model reads what was called; tool
+  results are `tool` messages as usual. The tools' definitions are not shown to such a model
+  (its template has no place for them either).
 - **OpenAI's rules where the binding is lenient**: the course's request validation
   (course/llm/validation.py) with HTTP 400s, a prompt over the window refused as OpenAI refuses
   it (`context_length_exceeded`) rather than cut, a template that cannot render the messages a
@@ -30,6 +36,7 @@ One request at a time: Llama is not thread-safe and has one KV cache, so a lock 
 """
 from __future__ import annotations
 
+import json
 import threading
 import time
 import uuid
@@ -226,7 +233,8 @@ class Engine:
         for key in ("presence_penalty", "frequency_penalty"):
             if body.get(key) is not None:
                 expect_type(body[key], (int, float), key, "a number")
-        messages = [_plain(m) for m in body["messages"]]
+        native = "tool_calls" in self.formatter.template  # the template renders calls itself
+        messages = [_plain(m, native) for m in body["messages"]]
         tools = body.get("tools")
         asked = body.get("max_completion_tokens") or body.get("max_tokens")
         self._check_window(messages, tools, asked)
@@ -261,10 +269,23 @@ class Engine:
                                "messages", "context_length_exceeded")
 
 
-def _plain(message: dict) -> dict:
+def _plain(message: dict, native_tool_calls: bool) -> dict:
     """A message as a chat template reads it: content parts joined into one string (OpenAI
-    reads text parts in order, as one text)."""
+    reads text parts in order, as one text); for a template that cannot render tool calls,
+    the calls written into the content as JSON (see the module's docstring)."""
     content = message.get("content")
     if isinstance(content, list):
-        return {**message, "content": "".join(part["text"] for part in content)}
-    return message
+        content = "".join(part["text"] for part in content)
+    if message.get("tool_calls") and not native_tool_calls:
+        calls = [{"name": call["function"]["name"],
+                  "arguments": _json_or_text(call["function"]["arguments"]), "id": call["id"]}
+                 for call in message["tool_calls"]]
+        content = (content or "") + json.dumps({"tool_calls": calls}, ensure_ascii=False)
+    return {**message, "content": content if content is not None or native_tool_calls else ""}
+
+
+def _json_or_text(arguments: str):
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        return arguments

@@ -172,15 +172,34 @@ def test_over_the_window_is_openais_400(local, local_client):
     assert "in the completion" in caught.value.body["message"]
 
 
-def test_a_template_that_cannot_render_the_messages_is_a_400(local, local_client):
-    # SmolLM2's template concatenates content: an assistant message of tool calls has none
-    calls = [{"role": "user", "content": "Weather?"},
+def test_tool_calls_in_the_history_are_written_for_a_template_without_them(local, local_client):
+    # SmolLM2's template concatenates content, null in an assistant message of tool calls: the
+    # calls are written into it as JSON, so the model reads what was called
+    calls = [{"role": "user", "content": "Weather in Oslo?"},
              {"role": "assistant", "content": None, "tool_calls": [
-                 {"id": "c1", "type": "function", "function": {"name": "w", "arguments": "{}"}}]},
-             {"role": "tool", "tool_call_id": "c1", "content": "sunny"}]
+                 {"id": "c1", "type": "function",
+                  "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}]},
+             {"role": "tool", "tool_call_id": "c1", "content": "sunny, 14 C"}]
+    reply = ask(local_client, local.model_name, calls, max_tokens=4)
+    assert reply.choices[0].message.content is not None
+    prompt = local.engine.render(local.engine._arguments(
+        {"model": local.model_name, "messages": calls})["messages"])
+    assert ('<|im_start|>assistant\n{"tool_calls": [{"name": "get_weather", "arguments": '
+            '{"city": "Oslo"}, "id": "c1"}]}<|im_end|>') in prompt
+    assert "<|im_start|>tool\nsunny, 14 C<|im_end|>" in prompt
+    assert reply.usage.prompt_tokens == len(local.engine.tokenize(prompt))
+
+
+def test_a_template_that_cannot_render_the_messages_is_a_400(local, local_client, monkeypatch):
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    refusing = Jinja2ChatFormatter("{{ raise_exception('this template reads one user message') }}",
+                                   eos_token="", bos_token="")
+    monkeypatch.setattr(local.engine, "formatter", refusing)
     with pytest.raises(openai.BadRequestError) as caught:
-        ask(local_client, local.model_name, calls)
+        ask(local_client, local.model_name)
     assert caught.value.body["code"] == "template_error"
+    assert "this template reads one user message" in caught.value.body["message"]
     assert "SmolLM2-135M-Instruct.Q4_1.gguf" in caught.value.body["message"]
 
 
