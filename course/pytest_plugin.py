@@ -304,3 +304,9 @@ def pytest_runtest_makereport(item, call):
                              ("course_index", str(next(i for i, c in enumerate(item.parent.nb.cells) if c is cell))),
                              ("course_status", status), ("course_detail", detail)]
     return None
+
+
+def pytest_sessionfinish(session):
+    """nbval ends each judge's kernel with SIGKILL, so no judge removed its last sandbox's
+    cgroups and scratch tmpfs: remove those whose judge is gone (never a living grader's)."""
+    confinement.remove_leftovers()

@@ -10,27 +10,40 @@ Inside, the worker (`course.labs.worker`) sees
                                    only the earlier chapters' answers a lab gives (its
                                    `earlier_answers`), never the answers being graded
     the scratch folder             read-write, at its own path (the judge's temporary files
-                                   live there too, so paths a check passes mean the same inside)
+                                   live there too, so paths a check passes mean the same inside);
+                                   where the grader is root, a tmpfs of bounded size for the
+                                   notebook's judge (`bound_scratch`), freed when it is gone
     /tmp and $HOME                 private, empty, size-limited, gone when it ends
     /proc, /dev                    private and minimal
 
 with no network (a private loopback only), its own process tree (when the worker ends, every
-process it started is killed: nothing outlives it), no terminal, an empty environment but a few
-variables, and limits on memory, processes, file size and open files. The process limit is
-RLIMIT_NPROC, which the kernel does not apply to root; a grader running as root puts each worker
-in a pids cgroup of its own instead (`ProcessGroup`), so a fork bomb stops at the limit too. `problem()` says in one
-line why confinement is not available here (no bwrap, or no namespaces); grading then stops
-unless the instructor passes --unconfined, which the gradebook records.
+process it started is killed: nothing outlives it), no terminal, and limits (`Limits`). Nothing of
+the grader's environment is inside: bubblewrap itself starts with an empty environment (its init,
+pid 1 of the sandbox, would otherwise keep the grader's, readable at /proc/1/environ), and the
+worker gets a few variables. The worker runs as an unprivileged user in a user namespace nested
+in the sandbox's: it has no capabilities, and the kernel refuses it ptrace, /proc/<pid>/mem and
+/proc/<pid>/environ of bubblewrap's init, which lives in the outer namespace.
+
+The rlimits bind each process: address space, CPU time, file size, open files, and processes
+(RLIMIT_NPROC, which the kernel does not apply to root). A grader running as root also puts each
+sandbox in control groups of its own (`ProcessGroup`), which bind the whole tree: tasks (pids),
+resident memory without swap (memory) and CPUs at a time (cpu); so four children of 900 MiB
+cannot hold more than the sandbox's memory, and a fork bomb stops at the process limit. Where a
+controller cannot be used (not root, or not enabled), only the rlimits apply, per process.
+`problem()` says in one line why confinement is not available here (no bwrap, or no namespaces);
+grading then stops unless the instructor passes --unconfined, which the gradebook records.
 """
 from __future__ import annotations
 
 import ast
 import os
+import re
 import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -45,10 +58,17 @@ RUNTIME_DIRS = (REPO_ROOT / "course", DATA_DIR)  # what a worker may read of the
 @dataclass(frozen=True)
 class Limits:
     memory_bytes: int = 3 * 2**30      # address space of each process
-    processes: int = 64                # in the sandbox's own user namespace
+    sandbox_memory_bytes: int = 3 * 2**30  # resident memory of the whole sandbox (memory cgroup)
+    processes: int = 64                # in the sandbox's own user namespace; the whole tree (pids cgroup)
+    cpu_seconds: int = 600             # CPU time of each process: counted only while it runs, so
+                                       # a loaded machine does not bring an honest worker closer
+    cpus: float = 1.0                  # CPUs the whole sandbox may use at once (cpu cgroup)
     file_bytes: int = 256 * 2**20      # any one file written
     open_files: int = 256
     tmp_bytes: int = 256 * 2**20       # the private /tmp and $HOME, each
+    scratch_bytes: int = 576 * 2**20   # the scratch folder (a tmpfs, where the grader is root):
+                                       # above remote.SCRATCH_QUOTA, so the after-call check
+                                       # still sees a call that filled it
 
 
 def answer_paths(answers: Sequence[str]) -> list[Path]:
@@ -109,15 +129,19 @@ def _mounts(answers: Sequence[str] = ()) -> list[str]:
 def command(argv: list[str], scratch: Path, limits: Limits = Limits(), *,
             answers: Sequence[str] = ()) -> list[str]:
     """The argv running `argv` confined, with `scratch` writable at its own path. Of the
-    reference solutions only `answers` are visible (see `answer_paths`)."""
-    bwrap = shutil.which("bwrap")
+    reference solutions only `answers` are visible (see `answer_paths`). Whatever environment
+    it is started with, nothing of it enters the sandbox."""
+    bwrap, unshare = shutil.which("bwrap"), shutil.which("unshare")
     if bwrap is None:
         raise RuntimeError(_MISSING)
     scratch = os.path.realpath(scratch)
     home = "/home/student"
+    # `env -i`: bwrap's own environment is its init's, which the sandbox can read at
+    # /proc/1/environ (--clearenv clears only the command's).
     # The private /tmp and /home first: the read-only binds after them stay visible on top,
     # so a course cloned (or a virtual environment made) under /tmp or /home still runs.
-    args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
+    args = [shutil.which("env") or "/usr/bin/env", "-i", bwrap,
+            "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
             "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
             "--size", str(limits.tmp_bytes), "--tmpfs", "/home",
             *_mounts(answers),
@@ -128,89 +152,165 @@ def command(argv: list[str], scratch: Path, limits: Limits = Limits(), *,
             "--setenv", "PATH", os.path.join(sys.prefix, "bin") + ":/usr/bin:/bin",
             "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
             "--setenv", "PYTHONHASHSEED", "0", "--setenv", "MPLBACKEND", "Agg"]
-    return args + ["--", *argv]
+    # The command runs as an unprivileged user of a user namespace nested in bwrap's: no
+    # capabilities, and no ptrace, /proc/1/mem or /proc/1/environ of bwrap's init (the kernel
+    # asks for CAP_SYS_PTRACE in the init's namespace). It is the same process (unshare execs).
+    nested = [unshare or "/usr/bin/unshare", "--user", f"--map-user={NOBODY}", f"--map-group={NOBODY}"]
+    return args + ["--", *nested, "--", *argv]
+
+
+NOBODY = 65534  # the worker's user and group ids in its own namespace
 
 
 def set_limits(limits: Limits = Limits(), group: "ProcessGroup | None" = None):
     """A preexec_fn: the limits, set in the child before it becomes bwrap (and inherited); with
-    `group`, the child joins that pids cgroup first (everything it starts stays in it)."""
+    `group`, the child joins its cgroups first (everything it starts stays in them)."""
     def apply():
-        if group is not None and group.path is not None:
-            (group.path / "cgroup.procs").write_text(str(os.getpid()))
+        if group is not None:
+            for path in group.paths:
+                (path / "cgroup.procs").write_text(str(os.getpid()))
         for which, value in ((resource.RLIMIT_AS, limits.memory_bytes),
                              (resource.RLIMIT_NPROC, limits.processes),
                              (resource.RLIMIT_FSIZE, limits.file_bytes),
                              (resource.RLIMIT_NOFILE, limits.open_files),
                              (resource.RLIMIT_CORE, 0)):
             resource.setrlimit(which, (value, value))
+        # SIGXCPU at the limit (Python's default: the process ends), SIGKILL a second later
+        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
     return apply
 
 
-_PIDS_HIERARCHIES = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))  # cgroup v1, then v2
+_CGROUP = Path("/sys/fs/cgroup")
 _GROUP_PREFIX = "course-grade-"
+_CPU_PERIOD = 100_000  # microseconds
+
+
+def _settings(limits: Limits, v2: bool) -> dict[str, list[tuple[str, str]]]:
+    """controller -> the (file, value) pairs that bound a sandbox's group, in cgroup v2 or v1
+    (where no swap is configured the swap file is missing and skipped)."""
+    quota = str(max(1000, int(limits.cpus * _CPU_PERIOD)))
+    memory = str(limits.sandbox_memory_bytes)
+    if v2:
+        return {"pids": [("pids.max", str(limits.processes))],
+                "memory": [("memory.max", memory), ("memory.swap.max", "0")],
+                "cpu": [("cpu.max", f"{quota} {_CPU_PERIOD}")]}
+    return {"pids": [("pids.max", str(limits.processes))],
+            "memory": [("memory.limit_in_bytes", memory), ("memory.memsw.limit_in_bytes", memory)],
+            "cpu": [("cpu.cfs_period_us", str(_CPU_PERIOD)), ("cpu.cfs_quota_us", quota)]}
 
 
 class ProcessGroup:
-    """A pids cgroup of its own for one worker, when the grader runs as root (RLIMIT_NPROC binds
-    every other user): at most `limit` tasks in the worker's whole tree. `path` is None where
-    there is nothing to do (not root) or no pids controller can be used (then only the rlimit
-    applies, which root ignores)."""
+    """The control groups of one sandbox, when the grader runs as root (the rlimits bind each
+    process, these the whole tree): `pids` (at most `limits.processes` tasks; RLIMIT_NPROC does
+    not bind root), `memory` (at most `limits.sandbox_memory_bytes` resident, no swap: past it
+    the kernel kills a process of the sandbox) and `cpu` (at most `limits.cpus` CPUs at a time).
+    With cgroup v2 it is one group (at the root, where controllers may be given to children);
+    with v1, one group per controller, below the grader's own group in that hierarchy (so any
+    bound on the grader still holds). `controllers` are those set; `paths` the groups made:
+    none where not root or no controller can be used (then only the rlimits apply)."""
 
-    def __init__(self, limit: int):
-        self.path: Path | None = None
+    def __init__(self, limits: Limits):
+        self.paths: list[Path] = []
+        self.controllers: list[str] = []
         if os.geteuid() != 0:
             return
-        for root in _PIDS_HIERARCHIES:
-            if not (root / "cgroup.procs").exists() or (root == _PIDS_HIERARCHIES[1] and not _v2_pids(root)):
-                continue
-            _remove_empty_groups(root)
-            path = root / f"{_GROUP_PREFIX}{os.getpid()}-{next(_GROUP_IDS)}"
-            try:
-                path.mkdir()
-                (path / "pids.max").write_text(str(limit))
-            except OSError:
-                _remove(path)
-                continue
-            self.path = path
+        name = f"{_GROUP_PREFIX}{os.getpid()}-{next(_GROUP_IDS)}"
+        if (_CGROUP / "cgroup.controllers").exists():  # v2 only
+            enabled = _read(_CGROUP / "cgroup.subtree_control").split()
+            wanted = {c: v for c, v in _settings(limits, v2=True).items() if c in enabled}
+            self._make(_CGROUP, name, wanted)
+        else:
+            for controller, values in _settings(limits, v2=False).items():
+                parent = _own_group(controller)
+                if parent is not None:
+                    self._make(parent, name, {controller: values})
+
+    def _make(self, parent: Path, name: str, wanted: dict[str, list[tuple[str, str]]]) -> None:
+        if not wanted:
             return
+        remove_stale_groups(parent)
+        path = parent / name
+        try:
+            path.mkdir()
+        except OSError:
+            return
+        bound = []
+        for controller, values in wanted.items():
+            try:
+                for file, value in values:  # the first file is required, the others optional
+                    if file == values[0][0] or (path / file).exists():
+                        (path / file).write_text(value)
+            except OSError:
+                continue
+            bound.append(controller)
+        if bound:
+            self.controllers += bound
+            self.paths.append(path)
+        else:
+            _remove(path)
+
+    def throttled(self) -> int:
+        """How many times the cpu controller held the sandbox back (cpu.stat's nr_throttled)."""
+        for path in self.paths:
+            for line in _read(path / "cpu.stat").splitlines():
+                if line.startswith("nr_throttled "):
+                    return int(line.split()[1])
+        return 0
 
     def close(self) -> bool:
-        """Kill what is left in the group and remove it; False if there was no group."""
-        if self.path is None:
-            return False
-        path, self.path = self.path, None
-        for _ in range(100):  # the sandbox's tree is dying: wait for it, not for a clock
+        """Kill what is left in the groups and remove them; False if there were none."""
+        paths, self.paths = self.paths, []
+        for path in paths:
+            _empty_and_remove(path)
+        return bool(paths)
+
+
+def _empty_and_remove(path: Path) -> None:
+    """Kill the tasks of group `path` and remove it, once the killed are gone (a task leaves its
+    group when it is reaped: the wait is for the sandbox's tree to die, bounded by a count)."""
+    for _ in range(1000):
+        pids = _read(path / "cgroup.procs").split()
+        for pid in pids:
             try:
-                pids = (path / "cgroup.procs").read_text().split()
-            except OSError:
-                break
-            if not pids:
-                break
-            for pid in pids:
-                try:
-                    os.kill(int(pid), 9)
-                except (ProcessLookupError, ValueError):
-                    pass
-            os.sched_yield()
-        _remove(path)
-        return True
+                os.kill(int(pid), 9)
+            except (ProcessLookupError, ValueError):
+                pass
+        if not pids and _remove(path):
+            return
+        time.sleep(0.002)
 
 
 _GROUP_IDS = iter(range(1, 2**62))
 
 
-def _v2_pids(root: Path) -> bool:
+def _read(path: Path) -> str:
     try:
-        return "pids" in (root / "cgroup.subtree_control").read_text().split()
+        return path.read_text()
     except OSError:
-        return False
+        return ""
 
 
-def _remove(path: Path) -> None:
+def _own_group(controller: str) -> Path | None:
+    """This process's group in the v1 hierarchy of `controller`, if it is mounted and ours."""
+    root = _CGROUP / controller
+    if not (root / "cgroup.procs").exists():
+        return None
+    for line in _read(Path("/proc/self/cgroup")).splitlines():
+        _, names, path = line.split(":", 2)
+        if controller in names.split(","):
+            group = root / path.lstrip("/")
+            return group if group.is_dir() else None
+    return None
+
+
+def _remove(path: Path) -> bool:
     try:
         path.rmdir()  # a cgroup folder is removed empty of tasks, with its control files
+    except FileNotFoundError:
+        return True
     except OSError:
-        pass
+        return False
+    return True
 
 
 def _alive(pid: int) -> bool:
@@ -223,16 +323,79 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _remove_empty_groups(root: Path) -> None:
-    """Groups an earlier grader left (it was killed before it could remove them): only those
-    whose grader is gone. A living grader's group may be empty because its worker has not
-    joined it yet; removing it then would make that worker's start fail (two graders, or the
-    chunks of one, start workers at the same moment)."""
+def remove_stale_groups(root: Path | None = None) -> None:
+    """Groups a grader left (it was killed before it could remove them: a judge's kernel ends
+    with SIGKILL): only those whose grader is gone. A living grader's group may be empty because
+    its worker has not joined it yet; removing it then would make that worker's start fail (two
+    graders, or the chunks of one, start workers at the same moment). Without `root`, in every
+    place a group may be made."""
+    if root is None:
+        if os.geteuid() != 0:
+            return
+        roots = [_CGROUP] if (_CGROUP / "cgroup.controllers").exists() else \
+            [g for c in _settings(Limits(), v2=False) if (g := _own_group(c)) is not None]
+        for found in roots:
+            remove_stale_groups(found)
+        return
     for stale in root.glob(_GROUP_PREFIX + "*"):
         grader = stale.name[len(_GROUP_PREFIX):].split("-")[0]
         if grader.isdigit() and _alive(int(grader)):
             continue
-        _remove(stale)
+        _empty_and_remove(stale)
+
+
+_SCRATCH_SOURCE = "course-scratch-"  # the scratch mounts' source name, then the judge's pid
+
+
+def bound_scratch(scratch: Path, limits: Limits = Limits()) -> bool:
+    """Make the empty folder `scratch` a tmpfs of `limits.scratch_bytes`, where the grader runs
+    as root: what the sandbox writes there (and the judge, whose temporary files live there
+    too, so both see the same files) is bounded by the kernel while it is written, and freed
+    when the tmpfs is unmounted, once this process (the judge) is gone (`remove_leftovers`).
+    False where it cannot: then the scratch is on the disk, and only the judge's check after
+    each call (remote.SCRATCH_QUOTA) bounds it."""
+    if os.geteuid() != 0 or any(target == os.path.realpath(scratch) for target, _ in _scratch_mounts()):
+        return False
+    remove_leftovers(groups=False)
+    source = f"{_SCRATCH_SOURCE}{os.getpid()}".encode()
+    options = f"size={limits.scratch_bytes},mode=0755".encode()
+    flags = 0x2 | 0x4  # MS_NOSUID | MS_NODEV
+    return _libc().mount(source, os.fsencode(os.path.realpath(scratch)), b"tmpfs", flags, options) == 0
+
+
+def _libc():
+    import ctypes
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _scratch_mounts() -> list[tuple[str, int]]:
+    """(mount point, judge's pid) of every scratch tmpfs mounted (from /proc/self/mountinfo)."""
+    try:
+        text = Path("/proc/self/mountinfo").read_bytes().decode("utf-8", "surrogateescape")
+    except OSError:
+        return []
+    found = []
+    for line in text.splitlines():
+        before, _, after = line.partition(" - ")
+        fields, source = before.split(), (after.split() + ["", ""])[1]
+        judge = source[len(_SCRATCH_SOURCE):]
+        if len(fields) > 4 and source.startswith(_SCRATCH_SOURCE) and judge.isdigit():
+            target = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), fields[4])  # \040: a space
+            found.append((target, int(judge)))
+    return found
+
+
+def remove_leftovers(groups: bool = True) -> None:
+    """What graders that are gone left (a judge's kernel ends with SIGKILL, so it removes
+    nothing itself): the scratch tmpfs they mounted (unmounted, its files freed) and, with
+    `groups`, their sandboxes' cgroups. Never a living grader's."""
+    if os.geteuid() != 0:
+        return
+    for target, judge in _scratch_mounts():
+        if not _alive(judge):
+            _libc().umount2(os.fsencode(target), 2)  # MNT_DETACH: even if a file is still open
+    if groups:
+        remove_stale_groups()
 
 
 _MISSING = ("grading confines each submission with bubblewrap (bwrap), which is not installed "

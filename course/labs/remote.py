@@ -120,7 +120,7 @@ class Worker:
         self.stop()
         (self.scratch / "tmp").mkdir(parents=True, exist_ok=True)
         self._stderr = tempfile.TemporaryFile()
-        self._group = confinement.ProcessGroup(self.limits.processes) if self.confined else None
+        self._group = confinement.ProcessGroup(self.limits) if self.confined else None
         try:
             self.process = subprocess.Popen(
                 self.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
@@ -217,10 +217,11 @@ class Worker:
         for size in file_sizes(self.scratch):  # not os.walk: a tree may be deeper than recursion goes
             total += size
             if total > SCRATCH_QUOTA:
-                try:
-                    remove_tree(self.scratch / "tmp")
+                try:  # all the call left, not only tmp/ (a tmpfs scratch stays mounted, empty)
+                    remove_tree(self.scratch)
                 except OSError:
                     pass
+                (self.scratch / "tmp").mkdir(parents=True, exist_ok=True)
                 self.fail(OSError(f"your code wrote more than {SCRATCH_QUOTA // 2**20} MB "
                                   f"into its folder: stopped, and the files removed"))
 
@@ -266,6 +267,8 @@ def start(program_file: str | os.PathLike) -> Worker:
     program_file = Path(program_file).resolve()
     program = json.loads(program_file.read_text(encoding="utf-8"))
     scratch = program_file.parent / program["scratch"]  # beside the program, wherever it was moved
+    if program.get("confined", True) and scratch.is_dir():
+        confinement.bound_scratch(scratch)  # a tmpfs of bounded size, where the grader is root
     (scratch / "tmp").mkdir(parents=True, exist_ok=True)
     tempfile.tempdir = str(scratch / "tmp")
     os.environ["TMPDIR"] = tempfile.tempdir

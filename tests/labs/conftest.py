@@ -102,3 +102,22 @@ def grade_one(lab, student: nbformat.NotebookNode, timeout: float = 60) -> dict[
     found, output = grade_copy(lab, nb, program, timeout)
     assert not any(status == "not graded" for status, _ in found.values()), output[-2000:]
     return found
+
+
+def worker_class(tmp_path_factory, adds: dict[str, str], name: str) -> tuple[Path, Path]:
+    """(labs folder, class folder) for a class of the tiny lab graded in the worker: a folder
+    per student named by `adds`, whose `add` exercise holds `adds[student]` and `shout` the
+    solution."""
+    labs = tmp_path_factory.mktemp(f"{name}_labs")
+    nb = tiny_lab_notebook()
+    nb.metadata["course"]["worker"] = True
+    nbformat.write(nb, labs / f"{TINY_LAB}.ipynb")
+    subs = tmp_path_factory.mktemp(name)
+    for student, add in adds.items():
+        copy = nbformat.read(labs / f"{TINY_LAB}.ipynb", as_version=4)
+        for cell in copy.cells:
+            if "exercise" in cell.metadata.get("tags", []):
+                cell.source = add if cell.metadata.get("course", {}).get("key") == "add" else SOLVED["shout"]
+        (subs / student).mkdir()
+        nbformat.write(copy, subs / student / f"{TINY_LAB}.ipynb")
+    return labs, subs

@@ -20,7 +20,7 @@ import pytest
 
 import course.grade
 from course.labs import confinement
-from tests.labs.conftest import SOLVED, TINY_LAB, tiny_lab_notebook
+from tests.labs.conftest import SOLVED, TINY_LAB, tiny_lab_notebook, worker_class
 
 
 
@@ -95,18 +95,7 @@ ATTACKS = {
 
 @pytest.fixture(scope="module")
 def graded_class(tmp_path_factory):
-    labs = tmp_path_factory.mktemp("worker_labs")
-    nb = tiny_lab_notebook()
-    nb.metadata["course"]["worker"] = True
-    nbformat.write(nb, labs / f"{TINY_LAB}.ipynb")
-    subs = tmp_path_factory.mktemp("hostile")
-    for name, add in {"honest": SOLVED["add"], **ATTACKS}.items():
-        copy = nbformat.read(labs / f"{TINY_LAB}.ipynb", as_version=4)
-        for cell in copy.cells:
-            key = cell.metadata.get("course", {}).get("key")
-            if "exercise" in cell.metadata.get("tags", []):
-                cell.source = add if key == "add" else SOLVED["shout"]
-        nbformat.write(copy, subs / f"{name}.ipynb")
+    labs, subs = worker_class(tmp_path_factory, {"honest": SOLVED["add"], **ATTACKS}, "hostile")
     out = tmp_path_factory.mktemp("hostile_out")
     assert course.grade.main([str(subs), "--labs", str(labs), "--timeout", "5", "--jobs", "2",
                               "--output", str(out)]) == 0
@@ -166,7 +155,7 @@ def test_a_fork_bomb_stops_at_the_process_limit_even_for_root(tmp_path):
     import sys
 
     limits = confinement.Limits(processes=32)
-    group = confinement.ProcessGroup(limits.processes)
+    group = confinement.ProcessGroup(limits)
     try:
         done = subprocess.run(confinement.command([sys.executable, "-c", FORKS], tmp_path, limits),
                               capture_output=True, text=True, stdin=subprocess.DEVNULL,
@@ -229,10 +218,10 @@ def test_an_exercise_reading_a_checks_only_name_is_noted(tmp_path):
                      "where those names do not exist"]
 
 
-def pids_group_or_skip(limit: int = 8) -> confinement.ProcessGroup:
-    group = confinement.ProcessGroup(limit)
-    if group.path is None:
-        pytest.skip("no pids cgroup here (not root, or no pids controller): only the rlimit applies")
+def groups_or_skip(limit: int = 8) -> confinement.ProcessGroup:
+    group = confinement.ProcessGroup(confinement.Limits(processes=limit))
+    if not group.paths:
+        pytest.skip("no cgroup here (not root, or no controller): only the rlimits apply")
     return group
 
 
@@ -243,10 +232,11 @@ def test_a_graders_empty_group_survives_another_grader_starting():
     import subprocess
     import sys
 
-    first = pids_group_or_skip()
-    second = confinement.ProcessGroup(8)
+    first = groups_or_skip()
+    paths = list(first.paths)
+    second = confinement.ProcessGroup(confinement.Limits(processes=8))
     try:
-        assert first.path.exists(), "another grader's clean-up removed a living grader's empty group"
+        assert all(p.exists() for p in paths), "another grader's clean-up removed a living grader's empty group"
         done = subprocess.run([sys.executable, "-c", "pass"], preexec_fn=confinement.set_limits(group=first))
         assert done.returncode == 0
     finally:
@@ -257,19 +247,21 @@ def test_a_graders_empty_group_survives_another_grader_starting():
 def test_a_dead_graders_group_is_removed():
     import subprocess
 
-    probe = pids_group_or_skip()
-    root = probe.path.parent
+    probe = groups_or_skip()
+    roots = [path.parent for path in probe.paths]
     probe.close()
     gone = subprocess.Popen(["true"])
     gone.wait()
-    stale = root / f"course-grade-{gone.pid}-1"
-    stale.mkdir()
+    stale = [root / f"course-grade-{gone.pid}-1" for root in roots]
+    for path in stale:
+        path.mkdir()
     try:
-        confinement.ProcessGroup(8).close()
-        assert not stale.exists(), "a group left by a grader that is gone was kept"
+        confinement.ProcessGroup(confinement.Limits(processes=8)).close()
+        assert [p for p in stale if p.exists()] == [], "a group left by a grader that is gone was kept"
     finally:
-        if stale.exists():
-            stale.rmdir()
+        for path in stale:
+            if path.exists():
+                path.rmdir()
 
 
 def test_a_worker_that_cannot_be_started_says_so(tmp_path, monkeypatch):
