@@ -17,6 +17,7 @@ from pathlib import Path
 import nbformat
 
 from course.checks import parse_check_cell
+from course.compiled_answers import guard_cell
 from course.labs.lab import Lab, cell_key, cell_kind, checks_only, defined_names
 from course.labs.variants import graded_exercises
 
@@ -101,6 +102,8 @@ def nbval_notebook(released: Lab, exercises: dict[str, str], graded_as: dict,
     nb = answer_key(released)
     answers = ["solutions"] if solutions_visible else list(released.earlier_answers)
     program = Program(answers=answers) if released.in_worker else None
+    if program is not None and not solutions_visible:  # the answers' compiled code: refused
+        program.cells.append(guard_cell(tuple(answers)))
     first = True
     for cell in nb.cells:
         kind = cell_kind(cell)
