@@ -13,8 +13,9 @@ to the end of the lab:
     ✗ check-validate-good-history                         (and what to fix:)
       a correct history was reported as broken: ['messages[3]: ...']
 
-When the student's code raises something other than an `AssertionError`, the verdict shows
-the check's `hint` first, then the exception's type and message. The verdict is also a
+When the student's code raises an exception (an `AssertionError` too: only the check's own
+asserts are the check's verdict), the verdict shows the check's `hint` first, then the
+exception's type and message, and the line of the student's function that raised it. The verdict is also a
 display output of MIME type `application/vnd.course.check+json` carrying
 `{"key", "passed", "message"}` (and `"error"`, the exception's type name or null). The lab's
 last cell calls `tally("NN_slug_lab")`: "K of N checks pass" and the failing ones.
@@ -26,6 +27,7 @@ check cell's asserts bare (`check_body`) and judges them from outside the kernel
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import os
@@ -59,15 +61,25 @@ class Verdict:
         return {"key": self.key, "passed": self.passed, "message": self.message, "error": self.error}
 
 
-def failure_message(error: str, detail: str, hint: str = "") -> str:
+class StudentAssertionError(AssertionError):
+    """An AssertionError raised inside the student's own code, not by a check's assert. The
+    judge of a graded lab raises it for one the worker reports from an exercise (so the grader,
+    which sees only the type's name, can tell it from the check's verdict)."""
+
+
+def failure_message(error: str, detail: str, hint: str = "", theirs: bool | None = None) -> str:
     """What a failing check tells the student; the grader builds the same text from outside.
 
-    `error` is the exception's type name and `detail` its message. A check's own assert says
-    what to fix in its message, so an AssertionError with a message is shown as it is. Anything
-    else (the student's code raised) shows the check's hint first, then the exception's type
-    and message.
+    `error` is the exception's type name and `detail` its message; `theirs`, whether the
+    student's code raised it (by default, any type but AssertionError). A check's own assert
+    says what to fix in its message, so it is shown as it is. Anything the student's code
+    raised, an AssertionError too, shows the check's hint first, then the type and message.
     """
-    if error == "AssertionError" and detail:
+    if error == StudentAssertionError.__name__:
+        error, theirs = "AssertionError", True
+    if theirs is None:
+        theirs = error != "AssertionError"
+    if not theirs and detail:
         return detail
     raised = f"{error}: {detail}" if detail else error
     return f"{hint}\n{raised}" if hint else raised
@@ -119,8 +131,10 @@ class check:
         if exc_type is None:
             verdict = Verdict(self.key, True)
         else:
-            message = failure_message(type(exc).__name__, _exception_text(exc), self.hint)
-            where = (_notebook_line(tb) if exc_type is not AssertionError else None) or ""
+            owner, frame = _students_part(tb)
+            theirs = owner or not isinstance(exc, AssertionError)
+            message = failure_message(type(exc).__name__, _exception_text(exc), self.hint, theirs)
+            where = _notebook_line(frame) if frame is not None else ""
             if not isinstance(exc, Exception):
                 message += "\n" + _("(interrupted: the check did not finish)")
             verdict = Verdict(self.key, False, message, type(exc).__name__, where)
@@ -129,16 +143,61 @@ class check:
         return exc is None or isinstance(exc, Exception)  # swallow errors, not interrupts
 
 
-def _notebook_line(tb) -> str | None:
-    """Where in the student's own functions the exception was raised: the last frame of the
-    traceback that is a function defined in a notebook cell."""
+def _students_part(tb) -> tuple[bool, object]:
+    """(whether the exception was raised in the student's code, the last frame of the traceback
+    in a function the student wrote, or None). Of the traceback's frames in functions defined in
+    notebook cells, the last one says whose the exception is: the student's, unless that
+    function is in the check's own cell or in a cell as the lab released it (a set-up helper
+    whose asserts are the check's)."""
     import traceback
 
-    frames = [f for f in traceback.extract_tb(tb)
-              if f.name != "<module>" and ("ipykernel_" in f.filename or f.filename.startswith("<ipython-input"))]
+    frames = traceback.extract_tb(tb)
     if not frames:
-        return None
-    frame = frames[-1]
+        return False, None
+    check_cell = frames[0].filename  # the `with check(...)` block's own cell
+    owner, last = None, None
+    for frame in frames:
+        if frame.name == "<module>" or not _in_notebook(frame.filename):
+            continue
+        students = frame.filename != check_cell and not _released_cell(frame.filename)
+        owner = students
+        last = frame if students else last
+    return bool(owner), last
+
+
+def _in_notebook(filename: str) -> bool:
+    return "ipykernel_" in filename or filename.startswith("<ipython-input")
+
+
+def _released_cell(filename: str) -> bool:
+    """Is the cell compiled as `filename` a set-up or check cell of a released lab, unchanged?"""
+    import linecache
+
+    source = "".join(linecache.getlines(filename)).strip()
+    return bool(source) and source in _released_sources()
+
+
+@functools.lru_cache(maxsize=1)
+def _released_sources() -> frozenset[str]:
+    """The source of every code cell of the released labs (both editions) but their exercises."""
+    from course.paths import CHINESE_EDITION, LABS_DIR
+
+    sources = set()
+    for path in [*LABS_DIR.glob("*_lab.ipynb"), *(LABS_DIR.parent / CHINESE_EDITION / "labs").glob("*_lab.ipynb")]:
+        try:
+            cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+        except (OSError, ValueError):
+            continue
+        for cell in cells:
+            source = cell.get("source", "")
+            source = "".join(source) if isinstance(source, list) else str(source)
+            if cell.get("cell_type") == "code" and "exercise" not in cell.get("metadata", {}).get("tags", []):
+                sources.add(source.strip())
+    return frozenset(sources)
+
+
+def _notebook_line(frame) -> str:
+    """Where in the student's own function the exception was raised (a frame of `_students_part`)."""
     if frame.line:
         return _("(raised in your {function}, line {line} of its cell: {code})").format(
             function=frame.name, line=frame.lineno, code=frame.line.strip())

@@ -11,7 +11,12 @@ runs where the asserts run and the verdict is decided.
 
 Each call gets `timeout` seconds. A call that runs longer, or a worker that dies (os._exit, a
 crash, a limit), costs that call: the worker is stopped, the call raises a clear error, and the
-next call starts a fresh worker from the same program, so the checks after it still run.
+next call starts a fresh worker from the same program, so the checks after it still run. An
+exercise that ran out of time is not called again: later calls to it fail at once, as timed
+out earlier, so one endless loop costs one timeout, not one per check that calls it.
+
+What the judge decides (a timeout, the worker's death, a message too large to accept) is
+decided here, from outside the worker; nothing the worker sends can say it (`course.labs.wire`).
 """
 from __future__ import annotations
 
@@ -24,9 +29,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from course.checks import StudentAssertionError
 from course.file_trees import file_sizes, remove_tree
 from course.labs import confinement, observe
-from course.labs.wire import CallTimeout, Endpoint, LineReader, Remote, WireError
+from course.labs.wire import (CallTimeout, Endpoint, LineReader, MessageTooLarge, Remote, WireError,
+                              load_data_types)
 
 START_TIMEOUT = 120  # the program's set-up cells and exercises, at start
 SCRATCH_QUOTA = 512 * 2**20  # bytes the scratch folder may hold after a call
@@ -61,9 +68,24 @@ class _JudgeEndpoint(Endpoint):
         if self.worker.depth == 0:
             self.worker.ensure_running()
 
+    def _error_of(self, error) -> BaseException:
+        """The worker's exception; an AssertionError raised in the student's exercise (the
+        worker says where) is theirs, not a check's verdict: a `StudentAssertionError`."""
+        exc = super()._error_of(error)
+        if type(exc) is AssertionError and isinstance(error, dict) and error.get("where"):
+            theirs = StudentAssertionError(*exc.args)
+            for note in getattr(exc, "__notes__", ()):
+                theirs.add_note(note)
+            return theirs
+        return exc
+
     def request(self, op: str, **fields):
         worker = self.worker
         outermost = worker.depth == 0
+        what = fields.get("what") if op == "call" else None  # an exercise's name, for a call to one
+        if outermost and what in worker.timed_out:
+            raise StudentTimeout(f"{what} timed out earlier (it ran for {worker.timeout:g} s and was "
+                                 f"stopped), so it was not called again")
         if outermost:
             worker.ensure_running()
             self.reader.deadline = time.monotonic() + worker.timeout
@@ -72,8 +94,13 @@ class _JudgeEndpoint(Endpoint):
         try:
             return super().request(op, **fields)
         except CallTimeout:
+            if outermost and what in worker.exercise_names:
+                worker.timed_out.add(what)
             worker.fail(StudentTimeout(f"your code did not return within {worker.timeout:g} s, "
                                      f"so it was stopped (an infinite loop? a wait that never ends?)"))
+        except MessageTooLarge as exc:  # the student's answer, not the judge's failure
+            worker.fail(WorkerStopped(f"your code sent the judge {exc}, more than it accepts in one "
+                                      f"message: the call failed and the worker was stopped"))
         except WireError as exc:
             if worker.failure is not None:  # a nested call already stopped it (and said why)
                 raise worker.failure from None
@@ -104,6 +131,8 @@ class Worker:
         self.depth = 0
         self.failure: BaseException | None = None
         self.starts = 0
+        self.exercise_names: set[str] = set()  # the names `bind` gave the checks
+        self.timed_out: set[str] = set()  # exercises a call to which ran out of time
         self._stderr = None
         self._group: confinement.ProcessGroup | None = None
 
@@ -235,6 +264,7 @@ class Worker:
             for name in names:
                 namespace[name] = _Unavailable(name, exc)
             raise
+        self.exercise_names.update(names)
         for name in names:
             try:
                 namespace[name] = self.endpoint.lookup(name)
@@ -264,6 +294,7 @@ def start(program_file: str | os.PathLike) -> Worker:
     """The first cell of a graded copy: read the program the grader wrote, point this kernel's
     temporary files into the scratch folder (so the paths checks pass mean the same to the
     worker), and start the worker."""
+    load_data_types()  # what the wire may rebuild, loaded before the worker says anything
     program_file = Path(program_file).resolve()
     program = json.loads(program_file.read_text(encoding="utf-8"))
     scratch = program_file.parent / program["scratch"]  # beside the program, wherever it was moved

@@ -12,19 +12,29 @@ Values travel as plain data:
 
     None, bool, int, str, finite float, list, dict with str keys    as themselves
     tuple, set, frozenset, bytes, non-finite float, other dicts      tagged: {"$tuple": [...]}, ...
-    a dict subclass of a trusted module (a marked message)          {"$dict": ..., "class": ...}
     datetime, date, timedelta, timezone, pathlib paths               tagged, rebuilt exactly
-    dataclasses, named tuples, enums and exceptions of a trusted     {"$obj": "module:Name", ...},
-    module (course.*, openai.types.*, the standard library's)        rebuilt by the receiver's class
-    openai's pydantic models                                        {"$model": ...}, validated
+    an object of a type in DATA_TYPES (the givens' and answers'      {"$obj": "module:Name", ...},
+    data classes, named tuples, marked dicts, exceptions; Python's   {"$dict": ..., "class": ...},
+    built-in exceptions; openai's chat completion)                   rebuilt from decoded fields
     anything else (functions, open objects, generators)             a handle: {"$handle": id}
 
 A handle becomes a `Remote` on the other side: calling it, reading its attributes, indexing or
 iterating it asks the owner. A `Remote` compares equal only to itself and is true only if its
-owner says so, with a real bool: nothing the worker sends can make `==` lie. The judge decodes
-what the worker sends as data only: a class is looked up only in a trusted module and is built
-from decoded fields, so a student's code cannot make the judge run code of its choosing. What it
-can do is return any value a correct answer could return; that is the boundary grading keeps.
+owner says so, with a real bool: nothing the worker sends can make `==` lie.
+
+What the judge accepts from the worker is data, within bounds, and nothing else:
+- a class is named by "module:Qualname" and rebuilt only if that name is in DATA_TYPES (or is a
+  built-in exception), looked up in a module the judge has already imported: decoding never
+  imports, so no name can make the judge run a module's code. The judge's own verdicts
+  (StudentTimeout, WorkerStopped: course.labs.remote) are not data: a worker cannot raise them;
+- one message is at most MAX_LINE bytes, MAX_VALUES values and MAX_DEPTH levels, checked
+  before it is parsed: a bigger one fails the call that it answers, never the judge;
+- a call never changes the judge's objects: a list or dict the judge passed and the student's
+  code changed stays as it was, and the call fails saying so (the exercises build new values);
+  only objects of the STATE_TYPES, made to record what a function did, take its changes back;
+- `$same` (an argument returned as itself) names an argument by its path, and the objects it
+  names are kept alive for the call, so a freed object's id never stands for a new one.
+The worker, in its sandbox, may import a module to rebuild a DATA_TYPES class the judge sent.
 """
 from __future__ import annotations
 
@@ -38,22 +48,65 @@ import math
 import os
 import pathlib
 import itertools
+import re
 import select
+import sys
 import threading
 import time
 import traceback
+import builtins
 
-MAX_LINE = 256 * 2**20     # one message; a bigger one is refused, not read into memory unbounded
+MAX_LINE = 32 * 2**20      # bytes in one message; a bigger one is refused, not read into memory
+MAX_VALUES = 500_000       # values in one message (each an object when parsed), counted before
 MAX_DEPTH = 100            # nesting of a value
 MAX_ITEMS = 1_000_000      # items produced by iterating a remote object
-# Where a class named by the other side may come from. Only data classes are rebuilt from them
-# (dataclasses, named tuples, enums, exceptions, openai's models), each checked for its kind.
-TRUSTED_MODULES = ("course.", "solutions.", "lesson_support.", "openai.types.", "builtins",
-                   "json.decoder", "yaml.")
+# The classes either side rebuilds from what the other sent: the givens' and answers' values a
+# lab's functions take or return, the exceptions the labs' checks expect by type, and the
+# teaching model's answer. Anything else crosses as a handle (a value) or as the nearest class
+# here it derives from (an exception). Each is checked for its kind when it is rebuilt.
+DATA_TYPES = frozenset({
+    # course.givens: what the labs hand the student (tests/labs/test_hostile_wire.py checks that
+    # every data class, named tuple, marked dict and exception there is listed)
+    "course.givens.gssc.config:BudgetError", "course.givens.gssc.config:ContextConfig",
+    "course.givens.gssc.packets:Packet",
+    "course.givens.injection:Effects", "course.givens.injection:Guarded",
+    "course.givens.injection:ToolPolicy", "course.givens.injection:Verdict",
+    "course.givens.notes.crashes:SimulatedCrash", "course.givens.notes.note:InvalidNoteId",
+    "course.givens.notes.note:Note", "course.givens.notes.note:NoteError",
+    "course.givens.notes.note:NoteFormatError", "course.givens.notes.note:NoteNotFound",
+    "course.givens.production_compaction:CircuitBreaker",
+    "course.givens.production_compaction:ResultStore", "course.givens.production_compaction:Run",
+    "course.givens.sandbox.limits:ResourceLimits", "course.givens.sandbox.limits:RunResult",
+    "course.givens.sandbox.refusal:Refusal", "course.givens.sandbox.rules:CommandRule",
+    "course.givens.skills:Catalog", "course.givens.skills:Skill", "course.givens.skills:SkillError",
+    "course.givens.status_bar:StatusMessage",
+    # earlier chapters' answers a lab gives as tools, and what they return
+    "solutions.tokens:Truncation", "solutions.compaction.pairing:Pairing",
+    "solutions.costs.schedule:Schedule", "solutions.production_compaction.compactor:ContextOverflow",
+    # the teaching model's answers, and the standard library's exceptions labs expect
+    "openai.types.chat.chat_completion:ChatCompletion", "openai.types.responses.response:Response",
+    "json.decoder:JSONDecodeError",
+})
+# Python's own exceptions (not KeyboardInterrupt, SystemExit, GeneratorExit: the judge decides
+# when it stops, never the worker).
+BUILTIN_EXCEPTIONS = frozenset(f"builtins:{name}" for name, value in vars(builtins).items()
+                               if isinstance(value, type) and issubclass(value, Exception))
+# Objects a function is given to record what it did (lab 11's store and breaker): the only
+# judge objects a call's changes are copied back into.
+STATE_TYPES = frozenset({"course.givens.production_compaction:ResultStore",
+                         "course.givens.production_compaction:CircuitBreaker"})
 
 
 class WireError(RuntimeError):
     """The other side broke the protocol (a malformed or oversized message, or it went away)."""
+
+
+class MessageTooLarge(WireError):
+    """A message past MAX_LINE bytes, MAX_VALUES values or MAX_DEPTH levels (refused unparsed)."""
+
+
+class ArgumentChanged(Exception):
+    """The other side's function changed a list or dict it was given (the caller's stays as it was)."""
 
 
 class CallTimeout(Exception):
@@ -65,7 +118,7 @@ class LineReader:
     is set. Unbuffered reads of our own, so a limit never reads past the line it stops at."""
 
     def __init__(self, fd: int):
-        self.fd, self.buffer, self.deadline = fd, b"", None
+        self.fd, self.buffer, self.deadline = fd, bytearray(), None
 
     def readline(self, limit: int) -> bytes:
         while b"\n" not in self.buffer and len(self.buffer) <= limit:
@@ -79,7 +132,8 @@ class LineReader:
             self.buffer += chunk
         end = self.buffer.find(b"\n")
         end = len(self.buffer) if end < 0 else end + 1
-        line, self.buffer = self.buffer[:end], self.buffer[end:]
+        line = bytes(memoryview(self.buffer)[:end])  # one copy
+        del self.buffer[:end]
         return line
 
 
@@ -116,7 +170,7 @@ class Remote:
         return endpoint.request(op, handle=self._handle, **fields)
 
     def __call__(self, *args, **kwargs):
-        return self._ask("call", args=list(args), kwargs=kwargs)
+        return self._ask("call", what=self._name or self._repr, args=list(args), kwargs=kwargs)
 
     def __getattr__(self, name: str):
         if name.startswith("_"):
@@ -170,13 +224,17 @@ def _qualified(cls) -> str:
     return f"{module if isinstance(module, str) else '?'}:{getattr(cls, '__qualname__', '?')}"
 
 
-def trusted_class(name: str, trusted=TRUSTED_MODULES):
-    """The class `module:Qualname` names, if its module is trusted and already importable; else None."""
-    module_name, _, qualname = str(name).partition(":")
-    if not any(module_name == t.rstrip(".") or module_name.startswith(t) for t in trusted):
+def data_class(name, may_import: bool = False):
+    """The class `module:Qualname` names if it is in DATA_TYPES or a built-in exception, taken
+    from its module as already imported here (imported first only when `may_import`); else None."""
+    name = str(name)
+    if name not in DATA_TYPES and name not in BUILTIN_EXCEPTIONS:
         return None
+    module_name, _, qualname = name.partition(":")
+    target = sys.modules.get(module_name)
     try:
-        target = importlib.import_module(module_name)
+        if target is None and may_import:
+            target = importlib.import_module(module_name)
         for part in qualname.split("."):
             target = getattr(target, part)
     except Exception:
@@ -184,8 +242,25 @@ def trusted_class(name: str, trusted=TRUSTED_MODULES):
     return target if isinstance(target, type) else None
 
 
+def load_data_types() -> None:
+    """Import the modules of the DATA_TYPES, so that the judge can rebuild them without importing
+    on the worker's word (remote.start calls it first). openai's are left to whoever makes one:
+    the judge has them once its teaching model answered (importing openai costs seconds)."""
+    for module_name in sorted({name.partition(":")[0] for name in DATA_TYPES}):
+        if not module_name.startswith("openai."):
+            try:
+                importlib.import_module(module_name)
+            except ImportError:  # an answer a student's copy of the course does not hold
+                pass
+
+
+def _data_type(t) -> bool:
+    """Is `t` a class the other side may rebuild (in DATA_TYPES, and the very class named)?"""
+    return data_class(_qualified(t)) is t
+
+
 def _is_model(value) -> bool:
-    return _qualified(type(value)).startswith("openai.types.") and hasattr(value, "model_dump")
+    return _data_type(type(value)) and hasattr(value, "model_dump")
 
 
 class Codec:
@@ -193,6 +268,9 @@ class Codec:
 
     def __init__(self, endpoint: "Endpoint"):
         self.endpoint = endpoint
+
+    def data_class(self, name):
+        return data_class(name, may_import=self.endpoint.may_import)
 
     def encode(self, value, depth: int = 0, same: dict | None = None):
         """`same`: the arguments of the call being answered, by id: one of them (or a list or
@@ -202,8 +280,8 @@ class Codec:
             raise WireError(f"a value nested more than {MAX_DEPTH} levels deep cannot be sent")
         e = lambda v: self.encode(v, depth + 1, same)  # noqa: E731
         t = type(value)
-        if same and isinstance(value, (list, dict)) and id(value) in same:
-            return {"$same": same[id(value)]}
+        if same and isinstance(value, (list, dict)) and same.get(id(value), (None, None))[1] is value:
+            return {"$same": same[id(value)][0]}
         if value is None or t in (bool, str, int):
             return value
         if isinstance(value, float):
@@ -215,8 +293,8 @@ class Codec:
             return [e(v) for v in list.__iter__(value)]
         if isinstance(value, dict):  # OrderedDict, defaultdict, Counter: compared as dicts anyway
             items = list(dict.items(value))
-            if t is not dict and trusted_class(_qualified(t)) is t:  # a marked dict (a placed
-                attrs = {k: e(v) for k, v in vars(value).items() if not k.startswith("_")}  # bar)
+            if t is not dict and _data_type(t):  # a marked dict (a placed bar, lab 11's store)
+                attrs = {k: e(v) for k, v in vars(value).items() if not k.startswith("_")}
                 return {"$dict": [[e(k), e(v)] for k, v in items], "class": _qualified(t), "attrs": attrs}
             if all(type(k) is str and not k.startswith("$") for k, _ in items):
                 return {k: e(v) for k, v in items}
@@ -225,7 +303,7 @@ class Codec:
             return str.__str__(value)
         if isinstance(value, int) and not isinstance(value, bool):
             return int.__index__(value)
-        if t is tuple or (isinstance(value, tuple) and not trusted_class(_qualified(t))):
+        if t is tuple or (isinstance(value, tuple) and not _data_type(t)):
             return {"$tuple": [e(v) for v in tuple.__iter__(value)]}
         if t in (set, frozenset):
             return {"$set" if t is set else "$frozenset": [e(v) for v in value]}
@@ -241,14 +319,14 @@ class Codec:
             return {"$timezone": [e(value.utcoffset(None)), value.tzname(None)]}
         if isinstance(value, pathlib.PurePath):
             return {"$path": str(value), "posix": isinstance(value, pathlib.PurePosixPath)}
-        if isinstance(value, enum.Enum) and trusted_class(_qualified(t)):
+        if isinstance(value, enum.Enum) and _data_type(t):
             return {"$enum": _qualified(t), "value": e(value.value)}
-        if dataclasses.is_dataclass(value) and not isinstance(value, type) and trusted_class(_qualified(t)):
+        if dataclasses.is_dataclass(value) and not isinstance(value, type) and _data_type(t):
             fields = {f.name: e(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
             return {"$obj": _qualified(t), "fields": fields}
-        if isinstance(value, tuple) and hasattr(t, "_fields") and trusted_class(_qualified(t)):
+        if isinstance(value, tuple) and hasattr(t, "_fields") and _data_type(t):
             return {"$obj": _qualified(t), "items": [e(v) for v in value]}
-        if isinstance(value, BaseException) and trusted_class(_qualified(t)):
+        if isinstance(value, BaseException) and _data_type(t):
             return {"$exception": _qualified(t), "args": [e(a) for a in value.args]}
         if _is_model(value):
             return {"$model": _qualified(t), "data": value.model_dump(mode="json", exclude_unset=True)}
@@ -283,9 +361,9 @@ class Codec:
             pairs = [(d(k), d(v)) for k, v in body]
             if "class" not in data:
                 return dict(pairs)
-            cls = trusted_class(data["class"])  # a trusted dict subclass, built without its code
+            cls = self.data_class(data["class"])  # a marked dict, built without its code
             if cls is None or not issubclass(cls, dict) or cls.__new__ is not dict.__new__:
-                raise WireError(f"not a trusted dict class: {data['class']!r}")
+                raise WireError(f"not a dict class the wire rebuilds: {data['class']!r}")
             value = cls.__new__(cls)
             dict.update(value, pairs)
             for name, attr in dict(data.get("attrs") or {}).items():
@@ -321,9 +399,10 @@ class Codec:
             return Remote(self.endpoint, int(body), str(data.get("repr", "<remote>"))[:300])
         if tag == "$ref":
             return self.endpoint.object_of(int(body))
-        cls = trusted_class(body)
+        cls = self.data_class(body)
         if cls is None:
-            raise WireError(f"{body!r} is not a class of a trusted module: it cannot be rebuilt here")
+            raise WireError(f"{body!r} is not one of the data types the wire rebuilds (or its "
+                            f"module was not loaded here)")
         if tag == "$enum":
             if not issubclass(cls, enum.Enum):
                 raise WireError(f"{body} is not an enum")
@@ -341,7 +420,7 @@ class Codec:
                 raise WireError(f"{body} is not an exception")
             return cls(*[d(a) for a in data["args"]])
         if tag == "$model":
-            if not (cls.__module__.startswith("openai.types.") and hasattr(cls, "model_validate")):
+            if not hasattr(cls, "model_validate"):
                 raise WireError(f"{body} is not a model")
             return cls.model_validate(data["data"])
         raise WireError(f"unknown tag {tag!r}")
@@ -357,6 +436,9 @@ class Endpoint:
     def __init__(self, reader, writer, *, namespace: dict | None = None):
         self.reader, self.writer = reader, writer  # binary: readline(limit), write, flush
         self.namespace = namespace  # what "global" may look up (the worker's exercises); None: nothing
+        # The worker (the side with a namespace) may import a data type's module to rebuild a
+        # value the judge sent; the judge never imports on the other side's word.
+        self.may_import = namespace is not None
         self.objects: dict[int, object] = {}
         self.codec = Codec(self)
         self.epoch = 0  # bumped when the other side is replaced: handles it gave before are void
@@ -407,18 +489,23 @@ class Endpoint:
         if not line:
             raise WireError("the other side closed the connection")
         if len(line) > MAX_LINE:
-            raise WireError(f"a message over {MAX_LINE} bytes")
+            raise MessageTooLarge(f"a message of more than {MAX_LINE // 2**20} MiB")
+        if _values_at_most(line) > MAX_VALUES:
+            raise MessageTooLarge(f"a message of more than {MAX_VALUES:,} values")
         try:
             message = json.loads(line)
+        except RecursionError:
+            raise MessageTooLarge(f"a message nested more than {MAX_DEPTH} levels deep") from None
         except ValueError as exc:
             raise WireError(f"a message that is not JSON: {exc}") from None
         if not isinstance(message, dict):
             raise WireError("a message that is not a JSON object")
         return message
 
-    def request(self, op: str, **fields):
-        """Ask the other side; serve its requests until it answers this one. A call's list and
-        dict arguments that the other side changed in place are changed here the same way."""
+    def request(self, op: str, what: str = "", **fields):
+        """Ask the other side; serve its requests until it answers this one. `what`: the
+        function called, as the student knows it (for messages). See `_changed_arguments` for
+        what happens to a call's list and dict arguments the other side changed."""
         rid = next(self._ids)
         with self._mail:
             self._waiting.add(rid)
@@ -427,9 +514,10 @@ class Endpoint:
         if "error" in message:
             raise self._error_of(message["error"])
         args, kwargs = fields.get("args", []), fields.get("kwargs", {})
+        value = self.codec.decode(message.get("value"), originals=(args, kwargs) if op == "call" else None)
         if op == "call" and isinstance(message.get("changed"), dict):
-            self._write_back(message["changed"], args, kwargs)
-        return self.codec.decode(message.get("value"), originals=(args, kwargs) if op == "call" else None)
+            self._changed_arguments(message["changed"], args, kwargs, what)
+        return value
 
     def _answer_to(self, rid: int | None) -> dict:
         """Read, route and serve until the answer to `rid` arrives (None: until the connection
@@ -456,16 +544,32 @@ class Endpoint:
             if "op" in message:
                 self.serve(message)
 
-    def _write_back(self, changed: dict, args: list, kwargs: dict) -> None:
+    def _changed_arguments(self, changed: dict, args: list, kwargs: dict, what: str) -> None:
+        """The other side's function changed list or dict arguments in place. The worker takes
+        the judge's changes (a check's agent that marks the database it is given, as it would in
+        one process). The judge takes them only into an object of the STATE_TYPES, made for
+        that; any other argument stays as the check made it, and the call fails: a check's
+        expectation never depends on what the student's code did to its data."""
+        refused = []
         for where, data in changed.items():
             original = kwargs.get(where[1:]) if where.startswith("=") else (
                 args[int(where)] if where.isdigit() and int(where) < len(args) else None)
+            if not isinstance(original, (list, dict)):
+                continue
+            if not self.may_import and _qualified(type(original)) not in STATE_TYPES:
+                refused.append(f"argument {int(where) + 1}" if where.isdigit() else f"argument {where[1:]!r}")
+                continue
             new = self.codec.decode(data)
             if isinstance(original, list) and isinstance(new, list):
                 original[:] = new
             elif isinstance(original, dict) and isinstance(new, dict):
                 original.clear()
                 original.update(new)
+        if refused:
+            raise ArgumentChanged(
+                f"{what or 'your function'} changed the {' and '.join(refused)} it was given, in "
+                f"place: the caller's value must stay as it was (build a new list or dict and "
+                f"return it); the checks keep theirs unchanged")
 
     def serve(self, message: dict) -> None:
         """Answer one request of the other side: its value, or the exception it raised (a
@@ -542,11 +646,11 @@ class Endpoint:
 
     def describe(self, exc: BaseException) -> dict:
         """An exception as data: its type, message, the student's line, the names of its classes
-        (the other side rebuilds the nearest one it trusts) and, for a trusted type, its args."""
+        (the other side rebuilds the nearest data type) and, for a data type, its args."""
         cls = type(exc)
         described = {"type": cls.__name__, "message": _safe_str(exc), "where": _student_line(exc),
                      "classes": [_qualified(c) for c in cls.__mro__[:20]]}
-        if trusted_class(_qualified(cls)) is cls:
+        if _data_type(cls):
             try:
                 described["exception"] = self.codec.encode(exc)
             except Exception:
@@ -554,8 +658,8 @@ class Endpoint:
         return described
 
     def _error_of(self, error) -> BaseException:
-        """The exception to raise here for the other side's: its own type when trusted, else the
-        nearest trusted class it derives from (a ValueError subclass the student defined is a
+        """The exception to raise here for the other side's: its own type if a data type, else the
+        nearest data type it derives from (a ValueError subclass the student defined is a
         ValueError here, so `except ValueError` in a check works), else a RemoteError."""
         if not isinstance(error, dict):
             return WireError("a malformed error answer")
@@ -567,11 +671,11 @@ class Endpoint:
                 exc = self.codec.decode(error["exception"])
             except WireError:
                 exc = None
-        if not isinstance(exc, BaseException):
+        if not isinstance(exc, Exception):  # (KeyboardInterrupt, SystemExit: never the worker's to raise)
             exc = None
             classes = error.get("classes") if isinstance(error.get("classes"), list) else []
             for name in classes[:20]:
-                cls = trusted_class(str(name))
+                cls = self.codec.data_class(str(name))
                 if cls is not None and issubclass(cls, Exception) and cls is not Exception:
                     try:
                         exc = cls(message)
@@ -590,15 +694,17 @@ class Endpoint:
 MAX_CONTAINERS = 200_000  # lists and dicts inside a call's arguments tracked for "$same"
 
 
-def _containers(args: list, kwargs: dict) -> dict[int, list]:
-    """id -> path of every list and dict in a call's arguments (paths: [position or "=name", key...])."""
-    found: dict[int, list] = {}
+def _containers(args: list, kwargs: dict) -> dict[int, tuple[list, object]]:
+    """id -> (path, the object) of every list and dict in a call's arguments (paths: [position
+    or "=name", key...]). Each object is held until the call's answer is sent: one the call
+    dropped cannot be freed, so its id cannot come back as a new object's."""
+    found: dict[int, tuple[list, object]] = {}
     todo = [([i], a) for i, a in enumerate(args)] + [(["=" + str(k)], v) for k, v in kwargs.items()]
     while todo and len(found) < MAX_CONTAINERS:
         path, value = todo.pop()
         if not isinstance(value, (list, dict)) or id(value) in found or len(path) > MAX_DEPTH:
             continue
-        found[id(value)] = path
+        found[id(value)] = (path, value)
         items = enumerate(value) if isinstance(value, list) else \
             ((k, v) for k, v in value.items() if type(k) in (str, int))
         todo += [(path + [k], v) for k, v in items]
@@ -647,3 +753,19 @@ def _student_line(exc: BaseException) -> str:
             key = frame.filename[len(EXERCISE_FILE):].rstrip(">")
             found = f"in your exercise {key!r}, line {frame.lineno}: {(frame.line or '').strip()}"
     return found
+
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+def _values_at_most(line: bytes) -> int:
+    """An upper bound on the values parsing `line` would make: each value but the first follows
+    the "[" or "{" of a container that is not empty, a "," or a ":". Counted on the bytes first
+    (fast, may count characters inside strings); only a line over MAX_VALUES by that count is
+    counted again without its strings."""
+    def count(text: bytes) -> int:
+        return (1 + sum(text.count(c) for c in (b"[", b"{", b",", b":"))
+                - text.count(b"[]") - text.count(b"{}"))
+
+    found = count(line)
+    return found if found <= MAX_VALUES else count(_STRING.sub(b'""', line))

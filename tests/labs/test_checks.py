@@ -62,6 +62,55 @@ def test_an_exception_from_the_students_code_shows_the_hint_first(capsys):
                                        "  ConnectionError: weather service unavailable\n")
 
 
+def _cell(source: str, namespace: dict, number: int) -> None:
+    """Run `source` as a notebook cell: compiled under a kernel's cell file name, its lines
+    where IPython keeps them, so tracebacks name it as they would in Jupyter."""
+    import linecache
+
+    filename = f"/tmp/ipykernel_4242/{number}.py"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - the test's own code
+
+
+CHECK_CELL = 'with check("check-short", hint="shorten(text) returns at most 5 characters"):\n    {body}\n'
+
+
+def test_an_assert_in_the_students_function_is_theirs_with_the_hint_and_line(capsys):
+    """Issue 46 item 11: it read as the check's verdict ("✗ check / too long", no hint, no line)."""
+    ns = {"check": check}
+    _cell("def shorten(text):\n    assert len(text) < 5, 'too long'\n    return text\n", ns, 1)
+    _cell(CHECK_CELL.format(body='shorten("a long text")'), ns, 2)
+    assert capsys.readouterr().out == (
+        "✗ check-short\n  shorten(text) returns at most 5 characters\n  AssertionError: too long\n"
+        "  (raised in your shorten, line 2 of its cell: assert len(text) < 5, 'too long')\n")
+    assert checks.verdicts()["check-short"].error == "AssertionError"
+
+
+def test_an_assert_of_the_check_or_of_the_labs_own_helper_stays_the_checks_verdict(capsys, monkeypatch):
+    setup = "def check_short(f, text):\n    got = f(text)\n    assert len(got) <= 5, f'{text!r} gave {got!r}: cut it to 5'\n"
+    monkeypatch.setattr(checks, "_released_sources", lambda: frozenset({setup.strip()}))
+    ns = {"check": check}
+    _cell(setup, ns, 1)  # a set-up cell as the lab released it
+    _cell("def shorten(text):\n    return text\n", ns, 2)
+    _cell(CHECK_CELL.format(body='check_short(shorten, "a long text")'), ns, 3)
+    _cell('with check("check-short", hint="h"):\n    def own():\n        raise AssertionError("the check\'s own")\n    own()\n', ns, 4)
+    assert capsys.readouterr().out == ("✗ check-short\n  'a long text' gave 'a long text': cut it to 5\n"
+                                       "✗ check-short\n  the check's own\n")
+
+
+def test_a_labs_set_up_helpers_are_known_as_the_labs():
+    lab02 = next(c.source for c in load_lab(LABS_DIR / "02_counting_tokens_lab.ipynb").notebook.cells
+                 if "def check_cut(" in c.source)
+    assert lab02.strip() in checks._released_sources()
+    assert not any("def truncate_to_tokens(" in s for s in checks._released_sources()), "an exercise is the student's"
+
+
+def test_failure_message_says_whose_an_assertion_error_is():
+    assert failure_message("AssertionError", "got 4", "hint") == "got 4"
+    assert failure_message("AssertionError", "too long", "hint", theirs=True) == "hint\nAssertionError: too long"
+    assert failure_message("StudentAssertionError", "too long", "hint") == "hint\nAssertionError: too long"
+
+
 def test_an_interrupt_still_stops_the_notebook(capsys):
     with pytest.raises(KeyboardInterrupt):
         with check("check-slow", hint="h"):
@@ -300,6 +349,15 @@ def test_the_tally_says_when_an_exercise_is_the_reference_answer():
     text = "".join(o.get("text", "") for o in nb.cells[2].outputs)
     assert "graded as the stub (the reference answer is imported, not yours):\n  · validate_messages" in text
     assert "every check passes" not in text
+
+
+def test_in_the_students_kernel_their_own_assert_shows_the_hint(tiny):
+    """Issue 46 item 11, in Jupyter itself (graded: tests/labs/test_hostile_wire.py)."""
+    student = tiny.submission({**HALF_SOLVED, "shout": "def shout(text):\n    assert text.isupper(), 'lower case'\n    return text + '!'"})
+    outcome = run(load_lab(tiny.lab_path), student, timeout=30)
+    shout = next(r for r in outcome.checks() if r.key == "check-shout")
+    assert (shout.status, shout.error) == (
+        "failed", "shout(text) returns the text in capitals followed by '!'\nAssertionError: lower case")
 
 
 def test_the_grader_reaches_the_verdicts_the_student_sees(half_solved_run):
