@@ -187,12 +187,16 @@ class Engine:
 
     def stream(self, body):
         """The chunks of the completion for `body`, as they are generated. Everything that can
-        be refused is refused before the first chunk, so a 4xx comes before any of it. The last
-        chunk with a `finish_reason` carries `timings`; with `stream_options.include_usage` a
-        final chunk carries the usage (and every earlier one `"usage": null`)."""
+        be refused is refused here, before the first chunk (RequestError), so a 4xx comes
+        before any event; the generation starts when the first chunk is asked for. The chunk
+        with a `finish_reason` carries `timings`; with `stream_options.include_usage` a final
+        chunk carries the usage (and every earlier one `"usage": null`). An error after the
+        first chunk ends the stream with an `{"error": ...}` event, as OpenAI's stream does."""
         arrived = time.perf_counter()
         kwargs = self._arguments(body)
-        with_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        return self._chunks(kwargs, arrived, bool((body.get("stream_options") or {}).get("include_usage")))
+
+    def _chunks(self, kwargs: dict, arrived: float, with_usage: bool):
         chunk_id = "chatcmpl-" + uuid.uuid4().hex[:24]
         with self._lock:
             chunks = self.llama.create_chat_completion(stream=True, **kwargs)
@@ -211,6 +215,10 @@ class Engine:
                     yield {**{k: last[k] for k in ("id", "object", "created", "model",
                                                    "system_fingerprint")},
                            "choices": [], "usage": self.llama.meter.usage()}
+            except Exception as exc:  # the response has begun: say so in the stream
+                yield {"error": {"message": f"The local model failed while generating: "
+                                            f"{type(exc).__name__}: {exc}",
+                                 "type": STREAM_ERROR_TYPE, "param": None, "code": "internal_error"}}
             finally:
                 chunks.close()
 

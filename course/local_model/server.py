@@ -21,7 +21,6 @@ when the process exits; `serve()` starts another (its own copy of the weights: a
 from __future__ import annotations
 
 import atexit
-import itertools
 import threading
 from pathlib import Path
 
@@ -32,23 +31,11 @@ from course.local_model.engine import Engine
 
 
 def _chat(engine: Engine, body, raw: bytes):
-    """POST /v1/chat/completions. A stream is started here, up to its first chunk (the prefill
-    and the first token), so a refused request gets its 4xx before any event is sent."""
-    if not (isinstance(body, dict) and body.get("stream") is True):
-        return engine.complete(body)
-    chunks = engine.stream(body)
-    first = next(chunks, None)
-    return EventStream(_closing(itertools.chain([first] if first else [], chunks), chunks))
-
-
-class _closing:
-    """An iterator whose close() closes the generator behind it (releasing the engine)."""
-
-    def __init__(self, iterator, generator):
-        self._iterator, self.close = iterator, generator.close
-
-    def __iter__(self):
-        return self._iterator
+    """POST /v1/chat/completions. A stream is refused (4xx) before any event is sent, and its
+    headers go out at once, before the prefill, as a provider's do."""
+    if isinstance(body, dict) and body.get("stream") is True:
+        return EventStream(engine.stream(body))
+    return engine.complete(body)
 
 
 class LocalHandler(_Handler):

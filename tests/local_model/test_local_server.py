@@ -305,3 +305,16 @@ def test_an_omitted_max_tokens_is_the_engines_default(local):
     assert local.engine._arguments(body)["max_tokens"] == DEFAULT_MAX_TOKENS == 256
     assert local.engine._arguments({**body, "max_tokens": 9})["max_tokens"] == 9
     assert local.engine._arguments({**body, "max_completion_tokens": 7})["max_tokens"] == 7
+
+
+def test_a_failure_after_the_stream_began_ends_it_with_an_error_event(local, local_client, monkeypatch):
+    def failing(**kwargs):
+        raise RuntimeError("the engine broke")
+        yield  # a generator, as the binding's stream is
+
+    monkeypatch.setattr(local.engine.llama, "create_chat_completion", failing)
+    with pytest.raises(openai.APIError, match="the engine broke"):
+        list(ask(local_client, local.model_name, stream=True))
+    monkeypatch.undo()
+    assert ask(local_client, local.model_name, max_tokens=2).choices[0].message.content is not None, \
+        "the server still answers"
