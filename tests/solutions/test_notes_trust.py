@@ -108,3 +108,18 @@ def test_an_index_emptied_through_the_tools_own_connection_is_noticed(tmp_path):
     assert len(tool.list()) == 19 and len(tool.search("zlib", limit=50)) == 19
     assert tool.summary()["total"] == 19
     assert tool.create("one more").id == "note-0020"
+
+
+def test_a_long_querys_scratch_table_is_not_taken_for_damage(tmp_path, monkeypatch):
+    """A query of more than MAX_BOUND_TERMS terms writes its terms to a temporary table through
+    the tool's connection: that is not a change to the index, and must not cost a rebuild."""
+    from solutions.notes.index import MAX_BOUND_TERMS
+    from solutions.notes.sync import IndexedFolder
+
+    tool = made(tmp_path, 3)
+    rebuilds = []
+    real = IndexedFolder.rebuild
+    monkeypatch.setattr(IndexedFolder, "rebuild", lambda self: rebuilds.append(1) or real(self))
+    query = " ".join(["zlib"] + [f"term{i}" for i in range(MAX_BOUND_TERMS + 10)])
+    assert len(tool.search(query, limit=5)) == 3
+    assert len(tool.list()) == 3 and rebuilds == []
