@@ -2,6 +2,7 @@
 # The course's two entry points (see README.md):
 #   ./run.sh lab  [JupyterLab options]   set everything up, then open the course in JupyterLab
 #   ./run.sh test [pytest options]       set everything up, then run the whole test suite
+#                                        (not in a student release, which has no tests)
 #   ./run.sh setup                       only set up (CI prepares several venvs this way)
 #   ./run.sh lab --local-model, ./run.sh setup --local-model
 #                                        also install the local real model (COURSE_MODEL=local;
@@ -146,6 +147,11 @@ case "$COMMAND" in
     exec "$VENV/bin/jupyter" lab "${args[@]}" ${REST[@]+"${REST[@]}"}
     ;;
   test)
+    # A student release (course.release) ships no tests: its labs' check cells are the students'.
+    if [ ! -d tests ]; then
+      say "run.sh: this is the student release of the course: it has no test suite (your tests are each lab's check cells). Open the course with ./run.sh lab" >&2
+      exit 2
+    fi
     # The suite includes the local model's tests (tests/local_model): installed here, and
     # required (a missing model fails them rather than skipping them).
     setup --local-model

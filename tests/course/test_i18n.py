@@ -159,7 +159,7 @@ def test_the_environment_check_in_chinese(monkeypatch):
     monkeypatch.setenv("COURSE_LANGUAGE", "zh-CN")
     text = environment.report([("Python 3.11 或更新版本", True, "是"), ("broken", False, "OSError: x")])
     assert text == ("[正常] Python 3.11 或更新版本：是\n[问题] broken：OSError: x\n\n"
-                    "有些东西还没准备好：请修复上面标为“问题”的各行（./run.sh lab 会把一切准备好）。")
+                    "有些东西还没准备好：请修复上面标为“问题”的各行（每一行都说明了怎么修复）。")
     assert environment.check_python()[0] == "Python 3.11 或更新版本"
 
 
