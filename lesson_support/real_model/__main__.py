@@ -47,12 +47,12 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def part_template(llm, args):
+def part_template(model, args):
     from lesson_support.real_model import template as t
 
-    render, own = t.renderer(llm), t.model_counter(llm)
+    render, own = model.render, t.model_counter(model)
     counters = {"SmolLM2 (its own)": own, "o200k_base (tiktoken)": t.o200k_counter}
-    return {"template": t.template_of(llm),
+    return {"template": t.template_of(model),
             "rendered": render(t.SAMPLE_MESSAGES),
             "rendered_without_system": render(t.SAMPLE_MESSAGES[1:2]),
             "counts": t.template_table(t.SAMPLE_MESSAGES, render, counters),
@@ -61,22 +61,22 @@ def part_template(llm, args):
             "language_cost": t.language_cost(counters)}
 
 
-def part_stream(llm, args):
+def part_stream(model, args):
     from lesson_support.real_model.engine import LlamaEngine
     from lesson_support.real_model.filler import policy
     from lesson_support.real_model.stream import stream_summary, timed_stream
     from lesson_support.real_model.template import model_counter
 
-    engine, count = LlamaEngine(llm), model_counter(llm)
+    raw, count = LlamaEngine(model), model_counter(model)
     rows = []
     for length in args.stream_lengths:
         for r in range(args.rounds):
-            engine.reset()
+            raw.reset()
             system = "\n".join(policy(10_000 * length + r, length, count))
             messages = [{"role": "system", "content": system},
                         {"role": "user", "content": "Write a short note to a new colleague about "
                                                     "these rules."}]
-            record = timed_stream(lambda: engine(messages, max_tokens=args.decode_tokens, seed=r))
+            record = timed_stream(lambda: raw(messages, max_tokens=args.decode_tokens, seed=r))
             summary = stream_summary(record)
             prompt = record["usage"]["prompt_tokens"]
             rows.append({"length": length, "round": r, "prompt_tokens": prompt,
@@ -87,59 +87,62 @@ def part_stream(llm, args):
                          "first_pieces": [[round(s, 4), text] for s, text in record["pieces"][:24]]})
             log(f"stream {length} round {r}: ttft {summary['ttft_s']:.2f}s "
                 f"decode {summary['decode_pieces_per_s']}")
-    return {"rows": rows, "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {"rows": rows, "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}  # Linux: KiB
 
 
-def part_cache(llm, args):
+def part_cache(model, args):
     import course.llm as teaching
     from lesson_support.real_model import prefix_cache as pc
     from lesson_support.real_model.engine import LlamaEngine
     from lesson_support.real_model.template import model_counter
 
-    engine, count = LlamaEngine(llm), model_counter(llm)
-    rows = pc.measure_rounds(engine, count, args.lengths, args.rounds, reset=engine.reset, progress=log)
-    measured = pc.summarise(rows)
+    raw, count = LlamaEngine(model), model_counter(model)
     with teaching.serve() as server:
         simulated = pc.teaching_rounds(server.client(), teaching.model_name(), count, args.lengths)
-    eviction = pc.eviction_and_restore(engine, count, max(args.lengths))
-    return {"rows": rows, "summary": measured, "teaching": simulated,
-            "comparison": pc.comparison(measured, simulated), "eviction": eviction}
+    # the eviction demonstration first, at the shortest length (it sends four full prompts)
+    eviction = pc.eviction_and_restore(raw, count, min(args.lengths))
+    rows = []
+    for r in range(args.rounds):  # a round at every length at a time, written as it completes
+        rows += [{**row, "round": r} for row in
+                 pc.measure_rounds(raw, count, args.lengths, 1, reset=raw.reset, seed=r, progress=log)]
+        measured = pc.summarise(rows)
+        results = {"rounds": r + 1, "rows": rows, "summary": measured, "teaching": simulated,
+                   "comparison": pc.comparison(measured, simulated), "eviction": eviction}
+        write("cache", model.path, results, args.out, args.started, **settings_of(args))
+    return results
 
 
-def part_needle(llm, args):
+def part_needle(model, args):
     from lesson_support.real_model import needle
     from lesson_support.real_model.engine import LlamaEngine
     from lesson_support.real_model.template import model_counter
 
-    engine, count = LlamaEngine(llm), model_counter(llm)
-    cells = len(args.lengths) * len(needle.DEPTHS) * len(args.distractors)
+    raw, count = LlamaEngine(model), model_counter(model)
+    cells = len(args.lengths) * len(args.depths) * len(args.distractors)
     rows = []
     for t in range(args.trials):  # one pass over every cell at a time, written as it completes
-        rows += needle.run_grid(engine, count, args.lengths, trials=1, seed=t * cells,
-                                distractors=tuple(args.distractors), progress=log)
+        rows += needle.run_grid(raw, count, args.lengths, depths=tuple(args.depths), trials=1,
+                                seed=t * cells, distractors=tuple(args.distractors), progress=log)
         results = {"passes": t + 1, "trials": rows, "cells": needle.cells(rows),
                    "independence": needle.independence(rows)}
-        write("needle", llm.model_path, results, args.out, args.started, **settings_of(args))
+        write("needle", model.path, results, args.out, args.started, **settings_of(args))
     return results
 
 
-def part_attention(llm, args):
+def part_attention(model, args):
     from lesson_support.real_model.attention_figure import build_figure, check_figure
 
-    def tokenize(text):
-        return llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
-
     def detokenize(i):
-        return llm.detokenize([i], special=True).decode("utf-8", errors="replace")
+        return model.llama.detokenize([i], special=True).decode("utf-8", errors="replace")
 
-    figure = build_figure(llm.model_path, tokenize, detokenize)
+    figure = build_figure(str(model.path), model.tokenize, detokenize)
     problems = check_figure(figure)
     if problems:
         raise SystemExit("the attention figure fails its own checks: " + "; ".join(problems))
     return figure
 
 
-def part_probes(llm, args):
+def part_probes(model, args):
     """Needs an OpenAI-compatible server for the real model (tools, tool calls): the course's
     local model backend. Also runs the teaching model, whose table must agree with its rules."""
     import course.llm as teaching
@@ -164,25 +167,27 @@ def main(argv=None) -> int:
     parser.add_argument("--decode-tokens", type=int, default=64)
     parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--distractors", type=int, nargs="+", default=[0, 2])
+    parser.add_argument("--depths", type=float, nargs="+", default=[0.0, 0.25, 0.5, 0.75, 1.0])
     parser.add_argument("--probe-trials", type=int, default=10)
     parser.add_argument("--model", help="a GGUF file (default: the course's SmolLM2)")
     parser.add_argument("--out", type=Path, default=OUT_DIR)
     args = parser.parse_args(argv)
 
-    from lesson_support.real_model.weights import WeightsMissing, load_model, provenance
+    from course.local_model import LocalModelUnavailable
+    from lesson_support.real_model.weights import load_engine, provenance
 
     try:
-        llm = load_model(args.model)
-    except WeightsMissing as exc:
+        model = load_engine(args.model)
+    except LocalModelUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     parts = PARTS if "all" in args.parts else args.parts
     for name in parts:
         log(f"--- {name}")
-        args.started = provenance(llm.model_path)
-        args.n_threads = llm.context_params.n_threads
-        results = globals()[f"part_{name}"](llm, args)
-        print(write(name, llm.model_path, results, args.out, args.started, **settings_of(args)))
+        args.started = provenance(model.path)
+        args.n_threads = model.llama.context_params.n_threads
+        results = globals()[f"part_{name}"](model, args)
+        print(write(name, model.path, results, args.out, args.started, **settings_of(args)))
     return 0
 
 

@@ -130,9 +130,12 @@ def sink_share(rows: np.ndarray) -> np.ndarray:
 
 def segment_shares(rows: np.ndarray, segments: dict[str, tuple[int, int]],
                    skip_sink: bool = True) -> dict[str, float]:
-    """Mean over layers and heads of the attention on each [start, end) token span; with
-    `skip_sink`, as a share of the attention left after token 0 (so the sink does not hide where
-    the rest goes)."""
-    mean = rows.mean(axis=(0, 1))
-    total = 1.0 - mean[0] if skip_sink else 1.0
-    return {name: float(mean[a:b].sum() / total) for name, (a, b) in segments.items()}
+    """The attention on each [start, end) token span, averaged over every axis but the last
+    (layers, heads); with `skip_sink`, token 0 left out and the rest renormalised, so the sink
+    does not hide where the remaining attention goes. The shares sum to 1 over a tiling."""
+    mean = np.asarray(rows, dtype=float).reshape(-1, np.shape(rows)[-1]).mean(axis=0)
+    if skip_sink:
+        mean = mean.copy()
+        mean[0] = 0.0
+    mean = mean / mean.sum()
+    return {name: float(mean[a:b].sum()) for name, (a, b) in segments.items()}

@@ -97,7 +97,8 @@ def build_figure(model_path: str, tokenize: Callable[[str], list[int]],
 
 
 def load_figure(path: str | Path) -> dict:
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    """The figure stored by `python -m lesson_support.real_model attention` (its "results")."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))["results"]
 
 
 def check_figure(figure: dict, tolerance: float = 1e-4) -> list[str]:
@@ -120,6 +121,10 @@ def check_figure(figure: dict, tolerance: float = 1e-4) -> list[str]:
         sink = np.asarray(part["sink_by_layer_head"]).mean(axis=1)
         if np.abs(sink - rows[:, 0]).max() > tolerance:
             problems.append(f"{name}: the sink shares do not match the rows' token 0")
+        spans = {k: tuple(v) for k, v in part["segments"].items()}
+        shares = segment_shares(rows, spans)
+        if any(abs(shares[k] - part["segment_shares"][k]) > 1e-3 for k in shares):
+            problems.append(f"{name}: the segment shares do not follow from the rows")
         for layer, matrix in part.get("full_by_layer", {}).items():
             m = np.asarray(matrix)
             if np.abs(np.triu(m, k=1)).max() > 0 or np.abs(m.sum(axis=1) - 1).max() > tolerance:
@@ -137,3 +142,36 @@ def sink_summary(figure: dict) -> dict:
         out[name] = {"median_layer": float(np.median(by_layer)), "max_layer": float(by_layer.max()),
                      "heads_over_70pct": float((heads > 0.7).mean())}
     return out
+
+
+def plot_figure(figure: dict, layer: str | None = None, axes=None):
+    """Three panels: the last token's attention by segment with and without the status block
+    (sink left out); token 0's share per layer (the sink); the short sentence's causal matrix at
+    one stored layer (default: the middle one)."""
+    import matplotlib.pyplot as plt
+
+    if axes is None:
+        _, axes = plt.subplots(1, 3, figsize=(15, 3.8))
+    bars, sink, matrix = axes
+    names = list(figure["with_status"]["segments"])
+    for offset, part in ((-0.2, "without_status"), (0.2, "with_status")):
+        shares = figure[part]["segment_shares"]
+        bars.bar([i + offset for i in range(len(names))], [shares.get(n, 0.0) for n in names], 0.4,
+                 label=part.replace("_", " "))
+    bars.set_xticks(range(len(names)), names, rotation=45, ha="right")
+    bars.set_ylabel("share of the last token's attention\n(token 0 left out)")
+    bars.legend()
+    for part in ("without_status", "with_status"):
+        sink.plot([row[0] for row in figure[part]["last_row_by_layer"]], label=part.replace("_", " "))
+    sink.set_xlabel("layer")
+    sink.set_ylabel("attention on token 0 (sink)")
+    sink.set_ylim(0, 1)
+    sink.legend()
+    stored = figure["sentence"]["full_by_layer"]
+    layer = layer or sorted(stored, key=int)[len(stored) // 2]
+    tokens = figure["sentence"]["tokens"]
+    matrix.imshow(np.asarray(stored[layer]), cmap="Blues", vmin=0, vmax=1)
+    matrix.set_xticks(range(len(tokens)), tokens, rotation=90)
+    matrix.set_yticks(range(len(tokens)), tokens)
+    matrix.set_title(f"layer {layer}, mean over heads")
+    return axes

@@ -2,8 +2,9 @@
 returns an iterable of stream chunks whose last one carries `usage` with
 `prompt_tokens_details.cached_tokens`.
 
-- `LlamaEngine(llm)`: the raw binding (`llama_cpp.Llama`), the model's own template, one KV
-  cache slot. llama_cpp reuses the longest prefix its slot shares with the new prompt (always
+- `LlamaEngine(engine)`: the raw binding (`engine.llama`, a `llama_cpp.Llama`, called with
+  `create_completion` on the prompt's token ids, the course's server bypassed), the model's own
+  template (`engine.render`, from `course.local_model.Engine`), one KV cache slot. llama_cpp reuses the longest prefix its slot shares with the new prompt (always
   evaluating at least the last token); `cached_tokens` is that prefix, computed the same way
   before the call. It can also drop its state (`reset`), and save and restore it.
 - `openai_requester(client, model)`: any OpenAI-compatible server through the `openai` SDK: the
@@ -19,18 +20,16 @@ import time
 from collections.abc import Iterator, Sequence
 
 from lesson_support.kv_cache import common_prefix_length
-from lesson_support.real_model.template import renderer
 
 
 class LlamaEngine:
-    """A `llama_cpp.Llama` as a streaming chat backend that reports cached tokens."""
+    """The raw binding as a streaming chat backend that reports cached tokens."""
 
-    def __init__(self, llm):
-        self.llm = llm
-        self.render = renderer(llm)
+    def __init__(self, engine):
+        self.engine, self.llm = engine, engine.llama
 
     def token_ids(self, messages: Sequence[dict]) -> list[int]:
-        return self.llm.tokenize(self.render(messages).encode("utf-8"), add_bos=False, special=True)
+        return self.engine.tokenize(self.engine.render(list(messages)))
 
     def reusable(self, ids: Sequence[int]) -> int:
         """How many of `ids` llama_cpp will take from its slot instead of evaluating: the prefix
@@ -53,8 +52,7 @@ class LlamaEngine:
 
     def reset(self) -> None:
         """Forget every cached key and value: the next request starts cold."""
-        self.llm.reset()
-        self.llm._ctx.memory_clear(True) if hasattr(self.llm._ctx, "memory_clear") else None
+        self.engine.forget()
 
     def save(self):
         """The slot's state (keys, values, tokens) and how long saving took."""

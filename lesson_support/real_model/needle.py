@@ -71,7 +71,10 @@ def score(reply: str, key: str, decoys: Sequence[str]) -> dict:
 
 
 def run_trial(request, seed: int, length: int, depth: float, distractors: int,
-              count: Callable[[str], int], max_tokens: int = 12) -> dict:
+              count: Callable[[str], int], max_tokens: int = 24) -> dict:
+    """One trial. `max_tokens` leaves room for a reply that restates the question before the
+    key ("The pass key for the vault is 68272": 13 SmolLM2 tokens, one per digit); 12 cut such
+    answers short and scored them as misses."""
     context = trial_context(seed, length, depth, distractors, count)
     record = timed_stream(lambda: request(context["messages"], max_tokens=max_tokens, temperature=0.0,
                                           seed=seed))

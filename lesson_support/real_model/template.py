@@ -1,10 +1,11 @@
 """Experiment 2-1's first half on a real model: its chat template, rendered with its special
 tokens, and what the envelope costs in its own tokens against tiktoken's count of the same text.
 
-The template is the one in the GGUF file's metadata (`tokenizer.chat_template`), rendered by
-llama_cpp's own Jinja2 formatter, the one its server uses: nothing here re-implements it. The
-counting functions take a `count(text) -> int` callable, so they run on any tokenizer (the
-model's, tiktoken's, a recorded table) and are tested without the model.
+The template is the one in the GGUF file's metadata (`tokenizer.chat_template`), rendered by the
+course's local model engine (`course.local_model.Engine.render`, llama_cpp's own Jinja2
+formatter): nothing here re-implements it. The counting functions take `render(messages)` and
+`count(text) -> int` callables, so they run on any template and tokenizer (the model's,
+tiktoken's, a recorded table) and are tested without the model.
 
 Chapter 02's point, on a real model: a tokenizer's coverage decides what a language costs.
 SmolLM2's vocabulary (49,152 tokens) was trained on English text and code; o200k_base (200,019)
@@ -26,40 +27,15 @@ SAMPLE_MESSAGES = (
 )
 
 
-def template_of(llm) -> str:
+def template_of(engine) -> str:
     """The Jinja2 chat template stored in the model file's metadata."""
-    template = llm.metadata.get("tokenizer.chat_template")
-    if not template:
-        raise ValueError("this model file carries no chat template (tokenizer.chat_template)")
-    return template
+    return engine.llama.metadata["tokenizer.chat_template"]
 
 
-def special_token(llm, token_id: int) -> str:
-    return llm.detokenize([token_id], special=True).decode("utf-8", errors="replace")
-
-
-def renderer(llm) -> Callable[[Sequence[dict]], str]:
-    """`render(messages) -> prompt text`: the model's template through llama_cpp's formatter,
-    with the model's own BOS/EOS strings and the assistant's generation prompt appended."""
-    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-    formatter = Jinja2ChatFormatter(template=template_of(llm),
-                                    eos_token=special_token(llm, llm.token_eos()),
-                                    bos_token=special_token(llm, llm.token_bos()),
-                                    add_generation_prompt=True)
-
-    def render(messages: Sequence[dict]) -> str:
-        return formatter(messages=[dict(m) for m in messages]).prompt
-
-    return render
-
-
-def model_counter(llm) -> Callable[[str], int]:
+def model_counter(engine) -> Callable[[str], int]:
     """Token count under the model's own tokenizer, special tokens read as special (one token
-    each, as the server feeds them) and no BOS added (the template writes its own, if any)."""
-    def count(text: str) -> int:
-        return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
-    return count
+    each, as the engine feeds them) and no BOS added (the template writes its own, if any)."""
+    return lambda text: len(engine.tokenize(text))
 
 
 def envelope_overhead(messages: Sequence[dict], render: Callable[[Sequence[dict]], str],

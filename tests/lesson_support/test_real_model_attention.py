@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import os
 
 import numpy as np
 import pytest
@@ -33,8 +34,10 @@ def test_shares_read_the_sink_and_segments_from_rows():
     rows[..., 0] = 0.5
     rows[..., 4:6] = 0.25
     assert np.allclose(sink_share(rows), [0.5, 0.5])
-    shares = segment_shares(rows, {"start": (1, 4), "end": (4, 6)})
-    assert shares == {"start": 0.0, "end": 1.0}  # of what the sink leaves
+    shares = segment_shares(rows, {"first": (0, 1), "start": (1, 4), "end": (4, 6)})
+    assert shares == {"first": 0.0, "start": 0.0, "end": 1.0}  # of what the sink leaves
+    with_sink = segment_shares(rows, {"first": (0, 1), "start": (1, 4), "end": (4, 6)}, skip_sink=False)
+    assert with_sink == {"first": 0.5, "start": 0.0, "end": 0.5}
     assert np.allclose(softmax(np.array([[0.0, np.log(3.0)]])), [[0.25, 0.75]])
 
 
@@ -61,9 +64,10 @@ def test_the_stored_figure_holds_its_invariants(figure):
         assert np.isclose(sink[name]["max_layer"], rows[:, 0].max(), atol=1e-6)
     shares = figure["with_status"]["segment_shares"]
     assert set(shares) == set(figure["with_status"]["segments"])
+    assert sum(shares.values()) == pytest.approx(1.0, abs=1e-6)
 
 
-@pytest.mark.parametrize("damage", ["row_sum", "tiling", "sink", "causal"])
+@pytest.mark.parametrize("damage", ["row_sum", "tiling", "sink", "causal", "shares"])
 def test_check_figure_catches_a_damaged_figure(figure, damage):
     bad = copy.deepcopy(figure)
     part = bad["without_status"] if damage != "causal" else bad["sentence"]
@@ -73,6 +77,8 @@ def test_check_figure_catches_a_damaged_figure(figure, damage):
         part["segments"]["call_2"][0] += 1
     elif damage == "sink":
         part["sink_by_layer_head"][0][0] += 0.5
+    elif damage == "shares":
+        part["segment_shares"]["call_1"] += 0.05
     else:
         matrix = next(iter(part["full_by_layer"].values()))
         matrix[0][1] = 0.2
@@ -80,21 +86,27 @@ def test_check_figure_catches_a_damaged_figure(figure, damage):
 
 
 needs_extra = pytest.mark.skipif(
-    importlib.util.find_spec("gguf") is None or importlib.util.find_spec("llama_cpp") is None,
-    reason="the chapter's attention extra (gguf) or the local model (llama_cpp) is not installed")
+    not os.environ.get("COURSE_REQUIRE_LOCAL_MODEL") and (
+        importlib.util.find_spec("gguf") is None or importlib.util.find_spec("llama_cpp") is None),
+    reason="the local model's packages (llama_cpp, gguf: ./run.sh setup --local-model) are not "
+           "installed")
 
 
 @needs_extra
 def test_the_numpy_forward_pass_reproduces_llama_cpp():
     from lesson_support.real_model.attention import GGUFModel, forward
-    from lesson_support.real_model.weights import WeightsMissing, load_model
+    from course.local_model import LocalModelUnavailable
+    from lesson_support.real_model.weights import load_engine
 
     try:
-        llm = load_model(n_ctx=2048)
-    except WeightsMissing as exc:
+        model = load_engine(context=2048)
+    except LocalModelUnavailable as exc:
+        if os.environ.get("COURSE_REQUIRE_LOCAL_MODEL"):
+            raise
         pytest.skip(str(exc))
-    ids = llm.tokenize(b"<|im_start|>user\nWhat is the capital of France?<|im_end|>\n"
-                       b"<|im_start|>assistant\nThe capital of France is", add_bos=False, special=True)
+    ids = model.tokenize("<|im_start|>user\nWhat is the capital of France?<|im_end|>\n"
+                         "<|im_start|>assistant\nThe capital of France is")
+    llm = model.llama
     llm.reset()
     llm.eval(ids)
     engine = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),)).copy()
@@ -104,3 +116,17 @@ def test_the_numpy_forward_pass_reproduces_llama_cpp():
     assert set(np.argsort(ours["logits"])[-5:]) == set(np.argsort(engine)[-5:])
     rows = ours["last_row"]
     assert rows.shape == (30, 9, len(ids)) and np.allclose(rows.sum(axis=-1), 1.0)
+
+
+def test_the_figure_plots_its_three_panels(figure):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from lesson_support.real_model.attention_figure import plot_figure
+
+    bars, sink, matrix = plot_figure(figure)
+    assert len(bars.patches) == 2 * len(figure["with_status"]["segments"])
+    assert len(sink.lines) == 2 and matrix.images
+    plt.close("all")

@@ -1,35 +1,41 @@
 """Chapter 16's measuring library on the real SmolLM2 (llama_cpp): token facts, never seconds.
 
 Skipped, saying why, where the local model is not installed (`./run.sh setup --local-model`);
-CI installs it. Times are only checked for their structure (present, ordered, non-negative).
+`./run.sh test` and CI install it and set COURSE_REQUIRE_LOCAL_MODEL, and then its absence is an
+error. Times are only checked for their structure (present, ordered, non-negative).
 """
 from __future__ import annotations
+
+import os
 
 import pytest
 
 from lesson_support.real_model import needle, prefix_cache, template
 from lesson_support.real_model.engine import LlamaEngine
 from lesson_support.real_model.stream import stream_summary, timed_stream
-from lesson_support.real_model.weights import WeightsMissing, load_model
+from lesson_support.real_model.weights import load_engine
+from course.local_model import LocalModelUnavailable
 
 try:
-    LLM = load_model(n_ctx=2048)
-except WeightsMissing as exc:
+    MODEL = load_engine(context=2048)
+except LocalModelUnavailable as exc:
+    if os.environ.get("COURSE_REQUIRE_LOCAL_MODEL"):
+        raise
     pytest.skip(f"the local model is not installed here ({exc})", allow_module_level=True)
 
-COUNT = template.model_counter(LLM)
+COUNT = template.model_counter(MODEL)
 
 
 @pytest.fixture()
 def engine():
-    engine = LlamaEngine(LLM)
+    engine = LlamaEngine(MODEL)
     engine.reset()
     return engine
 
 
 def test_the_template_from_the_gguf_renders_chatml_and_inserts_its_own_system_prompt():
-    render = template.renderer(LLM)
-    prompt = render(template.SAMPLE_MESSAGES)
+    render = MODEL.render
+    prompt = render(list(template.SAMPLE_MESSAGES))
     assert prompt.startswith("<|im_start|>system\nYou are a support agent")
     assert prompt.endswith("<|im_start|>assistant\n") and prompt.count("<|im_end|>") == 4
     bare = render([{"role": "user", "content": "Hi"}])
@@ -38,7 +44,7 @@ def test_the_template_from_the_gguf_renders_chatml_and_inserts_its_own_system_pr
 
 
 def test_the_envelope_costs_tokens_per_message_and_chinese_costs_more_on_smollm2():
-    rows = template.overhead_by_length(template.renderer(LLM), COUNT)
+    rows = template.overhead_by_length(lambda m: MODEL.render(list(m)), COUNT)
     assert all(r["overhead_tokens"] > 0 for r in rows)
     assert rows[-1]["overhead_tokens"] > rows[0]["overhead_tokens"]
     cost = {(r["content"], r["tokenizer"]): r["tokens_per_char"] for r in template.language_cost(
@@ -90,5 +96,5 @@ def test_a_needle_trial_reports_its_answer_and_shares_only_the_header(engine):
     for row in (first, second):
         assert set(row) >= {"answer", "success", "took_decoy", "prompt_tokens", "cached_tokens", "reply"}
         assert row["prompt_tokens"] > 150
-    header = COUNT(LlamaEngine(LLM).render([{"role": "system", "content": needle.INSTRUCTION}]))
+    header = COUNT(MODEL.render([{"role": "system", "content": needle.INSTRUCTION}]))
     assert second["cached_tokens"] <= header + COUNT("<|im_start|>user\nDocument:\nLog book ")
