@@ -10,10 +10,16 @@ it here, from /proc, never from the worker, whose answers the student's code cou
     process_table()                     pid -> (parent pid, state) of every process, from /proc
     WorkerMemory                        the growth of each worker's peak resident memory over a
                                         span of time (Linux's VmHWM, reset through clear_refs)
+    read_student_file(path)             the bytes of a file the student's code wrote (or could
+                                        have replaced), read with a bound: only a regular file,
+                                        not through a link, at most STUDENT_FILE_BYTES
 """
 from __future__ import annotations
 
 import os
+import stat
+
+STUDENT_FILE_BYTES = 16 * 2**20  # what the judge reads of one file the student's code made
 
 _WORKERS: dict[int, set[int]] = {}  # pid of a running worker -> the pids that are the worker itself
 
@@ -118,3 +124,29 @@ class WorkerMemory:
         rises = [peak - before for pid, before in self._before.items()
                  if (peak := _status(pid, "VmHWM")) is not None]
         return max(rises, default=0)
+
+
+def read_student_file(path: str | os.PathLike, limit: int = STUDENT_FILE_BYTES) -> bytes:
+    """The bytes of the file at `path`, which the student's code wrote or could have replaced,
+    as the judge may read it: a regular file only, its own name not followed if it is a link (a
+    link to /dev/zero would be read for ever, one to a host file would show it; a FIFO would
+    block), at most `limit` bytes. Anything else raises OSError saying what was there."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise OSError(f"{os.fspath(path)} is a link, which the judge does not follow") from None
+        raise exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{os.fspath(path)} is not a regular file")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(2**20, limit + 1 - size))
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            size += len(chunk)
+        raise OSError(f"{os.fspath(path)} holds more than {limit} bytes, more than the judge reads")
+    finally:
+        os.close(fd)

@@ -326,3 +326,38 @@ def test_a_graders_cgroups_are_removed_when_its_worker_is_done(tmp_path):
     assert done.returncode == 0, done.stderr
     assert group.close()
     assert [p for p in paths if p.exists()] == []
+
+
+# ------------------------------------------------------------------ what the judge reads of it
+def test_the_judge_reads_no_link_fifo_or_oversized_file_the_student_left(tmp_path):
+    """Item 4: a check reading a file the student's code made must not follow it to /dev/zero
+    (read for ever, in the one process that is not confined), block on a FIFO, or hold a huge
+    file."""
+    from course.labs.observe import read_student_file
+    (tmp_path / "note.md").write_bytes(b"text")
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "big").write_bytes(b"x" * 101)
+    assert read_student_file(tmp_path / "note.md") == b"text"
+    for name, said in (("zero", "is a link"), ("fifo", "not a regular file"), ("big", "more than 100 bytes")):
+        with pytest.raises(OSError, match=said):
+            read_student_file(tmp_path / name, limit=100)
+
+
+def test_a_crash_log_replaced_by_a_link_to_dev_zero_is_not_read(tmp_path):
+    """Lab 06's os_calls reads back the log the worker's patched calls append to: the student's
+    code can put a link to /dev/zero in its place. Run with 1 GiB of address space, so that an
+    unbounded read ends in MemoryError rather than in the machine's memory."""
+    program = ("import os, resource, tempfile\n"
+               "resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))\n"
+               f"tempfile.tempdir = {str(tmp_path)!r}\n"
+               "from course.givens.notes import os_calls, record_os_calls\n"
+               "record_os_calls()\n"
+               "with os_calls() as calls:\n"
+               "    log = __import__('json').load(open(tempfile.gettempdir() + f'/course-os-calls-{os.getuid()}.json'))['log']\n"
+               "    os.unlink(log)\n"
+               "    os.symlink('/dev/zero', log)\n"
+               "print('calls', calls)\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.split() == ["calls", "[]"]
