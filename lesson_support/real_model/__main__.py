@@ -118,15 +118,15 @@ def part_needle(model, args):
     from lesson_support.real_model.template import model_counter
 
     raw, count = LlamaEngine(model), model_counter(model)
-    cells = len(args.lengths) * len(args.depths) * len(args.distractors)
-    rows = []
-    for t in range(args.trials):  # one pass over every cell at a time, written as it completes
-        rows += needle.run_grid(raw, count, args.lengths, depths=tuple(args.depths), trials=1,
-                                seed=t * cells, distractors=tuple(args.distractors), progress=log)
-        results = {"passes": t + 1, "trials": rows, "cells": needle.cells(rows),
-                   "independence": needle.independence(rows)}
+
+    def save(rows):  # after every trial: a run cut short keeps what it measured
+        results = {"trials": rows, "cells": needle.cells(rows), "independence": needle.independence(rows)}
         write("needle", model.path, results, args.out, args.started, **settings_of(args))
-    return results
+        return results
+
+    rows = needle.run_grid(raw, count, args.lengths, depths=tuple(args.depths), trials=args.trials,
+                           distractors=tuple(args.distractors), progress=log, after_trial=save)
+    return save(rows)
 
 
 def part_attention(model, args):

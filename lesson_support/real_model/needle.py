@@ -88,10 +88,11 @@ def run_trial(request, seed: int, length: int, depth: float, distractors: int,
 
 def run_grid(request, count: Callable[[str], int], lengths: Sequence[int], depths: Sequence[float] = DEPTHS,
              distractors: Sequence[int] = (0, 2), trials: int = 10, seed: int = 0,
-             progress: Callable[[str], None] = lambda _: None) -> list[dict]:
+             progress: Callable[[str], None] = lambda _: None,
+             after_trial: Callable[[list[dict]], None] = lambda _: None) -> list[dict]:
     """`trials` independent trials per (length, depth, distractors) cell, every trial with its
     own seed; cells interleaved trial by trial, so a slow stretch of the machine spreads over
-    all cells instead of landing on one."""
+    all cells instead of landing on one. `after_trial(rows so far)` lets a caller save them."""
     rows = []
     cells = [(n, d, k) for n in lengths for d in depths for k in distractors]
     for t in range(trials):
@@ -99,6 +100,7 @@ def run_grid(request, count: Callable[[str], int], lengths: Sequence[int], depth
             trial_seed = seed + t * len(cells) + c
             row = run_trial(request, trial_seed, length, depth, k, count)
             rows.append(row)
+            after_trial(rows)
             progress(f"trial {t} length {length} depth {depth} distractors {k}: "
                      f"{row['answer']} vs {row['key']} ({'ok' if row['success'] else 'miss'})")
     return rows

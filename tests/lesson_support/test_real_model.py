@@ -150,8 +150,11 @@ def test_grid_trials_are_seeded_apart_and_interleaved():
         yield {"choices": [], "usage": {"prompt_tokens": 50, "completion_tokens": 4,
                                         "prompt_tokens_details": {"cached_tokens": 5}}}
 
-    rows = needle.run_grid(request, words, [60, 90], depths=(0.0, 1.0), distractors=(0, 1), trials=2)
+    saved = []
+    rows = needle.run_grid(request, words, [60, 90], depths=(0.0, 1.0), distractors=(0, 1), trials=2,
+                           after_trial=lambda so_far: saved.append(len(so_far)))
     assert len(rows) == 2 * 2 * 2 * 2 and len(set(asked)) == len(rows)
+    assert saved == list(range(1, len(rows) + 1))
     assert [r["length"] for r in rows[:4]] == [60, 60, 60, 60] and rows[4]["length"] == 90
     independence = needle.independence(rows)
     assert independence["max_cached_tokens"] == 5 and independence["distinct_keys"] == len(rows)

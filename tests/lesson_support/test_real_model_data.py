@@ -79,4 +79,4 @@ def test_needle_cells_follow_from_independent_trials():
     for row in trials:
         assert row["success"] == (row["answer"] == row["key"])
         assert row["success"] == needle.score(row["reply"], row["key"], [])["success"]
-    assert {c["n"] for c in results["cells"]} == {results["passes"]}  # every cell, the same N
+    assert sum(c["n"] for c in results["cells"]) == len(trials)  # N per cell as measured
