@@ -59,7 +59,7 @@ import builtins
 MAX_LINE = 32 * 2**20      # bytes in one message; a bigger one is refused, not read into memory
 MAX_VALUES = 500_000       # values in one message (each an object when parsed), counted before
 MAX_DEPTH = 100            # nesting of a value
-MAX_ITEMS = 1_000_000      # items produced by iterating a remote object
+MAX_ITEMS = MAX_VALUES     # items produced by iterating a remote object (one answer holds them)
 # The classes either side rebuilds from what the other sent: the givens' and answers' values a
 # lab's functions take or return, the exceptions the labs' checks expect by type, and the
 # teaching model's answer. Anything else crosses as a handle (a value) or as the nearest class
@@ -556,7 +556,7 @@ class Endpoint:
                 args[int(where)] if where.isdigit() and int(where) < len(args) else None)
             if not isinstance(original, (list, dict)):
                 continue
-            if not self.may_import and _qualified(type(original)) not in STATE_TYPES:
+            if self.namespace is None and _qualified(type(original)) not in STATE_TYPES:  # the judge
                 refused.append(f"argument {int(where) + 1}" if where.isdigit() else f"argument {where[1:]!r}")
                 continue
             new = self.codec.decode(data)
