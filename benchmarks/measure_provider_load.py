@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import threading
 from pathlib import Path
@@ -50,9 +51,11 @@ class Counter:
 def counting_server(counter: Counter) -> server.ServerHandle:
     """A teaching model that tells `counter` about every request it answers."""
 
+    chat = server.POST_ROUTES["/chat/completions"]
+
     def counted(route):
         def answer(model, body, raw):
-            if route is server._chat:  # the usage of a streamed reply: from the whole reply
+            if route is chat:  # the usage of a streamed reply: from the whole reply
                 payload = model.complete_raw(body, raw)
                 counter.add(payload.get("usage"))
                 return server.EventStream(server.chat_chunks(payload, body)) \
@@ -63,20 +66,31 @@ def counting_server(counter: Counter) -> server.ServerHandle:
         return answer
 
     routes = {path: counted(route) for path, route in server.POST_ROUTES.items()}
-    handler = type("CountingHandler", (server._Handler,), {"post_routes": lambda self: routes})
+    handler = type("CountingHandler", (server.ServerHandle.handler_class,),
+                   {"post_routes": lambda self: routes})
     return type("CountingServer", (server.ServerHandle,), {"handler_class": handler})()
 
 
 def run(path: Path) -> list[str]:
     """Run a lesson, outputs discarded; the cells that failed (or the run's own failure)."""
+    from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
 
+    from course.labs.running import kernel_socket_dir
+
     nb = nbformat.read(path, as_version=4)
+    # over a local Unix socket, as the course's own runs: no TCP port to race another process for
+    sockets = kernel_socket_dir()
+    kernel = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "kernel"))
     try:
-        NotebookClient(nb, timeout=900, kernel_name="python3", allow_errors=True,
+        NotebookClient(nb, km=kernel, timeout=900, allow_errors=True,
                        resources={"metadata": {"path": str(path.parent)}}).execute()
     except Exception as exc:  # a cell that timed out: counted so far, and said
         return [f"the run stopped: {type(exc).__name__}"]
+    finally:
+        if kernel.has_kernel:  # a kernel it was given is not nbclient's to stop
+            kernel.shutdown_kernel(now=True)
+        shutil.rmtree(sockets, ignore_errors=True)
     return [f"cell {i}" for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
             and any(o.get("output_type") == "error" for o in cell.get("outputs", []))]
 
