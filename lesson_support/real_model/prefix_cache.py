@@ -175,3 +175,29 @@ def _why(measured: dict, simulated: dict, fast_real: bool, fast_sim: bool) -> st
     if fast_real:
         return "the simulated provider reuses only whole 128-token blocks"
     return "the real model recomputed more than the simulation expects"
+
+
+def rate_comparison(stream_rows: Sequence[dict]) -> list[dict]:
+    """The teaching model's constant rates (course/llm/timing.py) against the medians measured
+    from cold streams (data/real_model/stream.json rows): prefill and decode tokens per second,
+    and how prefill speed changes from the shortest prompt to the longest. `agree` when the two
+    are within a factor of 2."""
+    from course.llm.timing import DECODE_TOKENS_PER_S, PREFILL_TOKENS_PER_S
+
+    lengths = sorted({r["length"] for r in stream_rows})
+
+    def median_of(key: str, length: int | None = None) -> float:
+        return spread(r[key] for r in stream_rows if length is None or r["length"] == length)["median"]
+
+    trend = median_of("prefill_tokens_per_s", lengths[-1]) / median_of("prefill_tokens_per_s", lengths[0])
+    rows = [("prefill tokens/s", PREFILL_TOKENS_PER_S, median_of("prefill_tokens_per_s"),
+             "the simulation prices a mid-sized model on an accelerator; this is 135M parameters on "
+             "this machine's CPU"),
+            ("decode tokens/s", DECODE_TOKENS_PER_S, median_of("decode_tokens_per_s"),
+             "decode reads every weight once per token: bound by memory bandwidth, not by the prompt"),
+            (f"prefill speed at {lengths[-1]:,} vs {lengths[0]:,} tokens", 1.0, trend,
+             "the simulation's prefill is linear; a real prefill amortises fixed costs over a "
+             "longer batch and pays attention's quadratic term as prompts grow")]
+    return [{"figure": name, "simulated": sim, "measured": real,
+             "verdict": "agree" if 0.5 <= real / sim <= 2 else "disagree", "why": why}
+            for name, sim, real, why in rows]

@@ -69,3 +69,10 @@ def probe_table(rows: list[dict]) -> str:
     body = [[r["probe"], f"{r['follows_rule']}/{r['trials']}", f"{r['follows_low']:.2f}–{r['follows_high']:.2f}",
              f"{r['control_ok']}/{r['trials']}", r["verdict"]] for r in rows]
     return text_table(["probe", "as the rule", "95% Wilson", "control", "verdict"], body, "<>><<")
+
+
+def rate_table(rows: list[dict]) -> str:
+    """prefix_cache.rate_comparison's rows: simulated against measured, verdict, why."""
+    body = [[r["figure"], f"{r['simulated']:,.2f}", f"{r['measured']:,.2f}", r["verdict"], r["why"]]
+            for r in rows]
+    return text_table(["figure", "teaching model", "measured", "verdict", "why"], body, "<>><<")

@@ -308,3 +308,19 @@ def test_the_report_prints_each_table_from_its_rows(tmp_path):
     assert report.provenance_line(stamp).startswith(f"Measured {stamp['measured_at'][:10]}")
     with pytest.raises(FileNotFoundError, match="python -m lesson_support.real_model cache"):
         report.load("cache", tmp_path)
+
+
+def test_rate_comparison_sets_measured_medians_against_the_simulated_constants():
+    from course.llm.timing import DECODE_TOKENS_PER_S, PREFILL_TOKENS_PER_S
+
+    rows = [{"length": n, "prefill_tokens_per_s": p, "decode_tokens_per_s": d}
+            for n, p, d in ((100, 80.0, 40.0), (100, 100.0, 60.0), (400, 200.0, 50.0))]
+    table = {r["figure"]: r for r in prefix_cache.rate_comparison(rows)}
+    prefill = table["prefill tokens/s"]
+    assert (prefill["simulated"], prefill["measured"], prefill["verdict"]) == (PREFILL_TOKENS_PER_S, 100.0, "disagree")
+    decode = table["decode tokens/s"]
+    assert (decode["simulated"], decode["measured"], decode["verdict"]) == (DECODE_TOKENS_PER_S, 50.0, "agree")
+    assert table["prefill speed at 400 vs 100 tokens"]["measured"] == 200.0 / 90.0
+    from lesson_support.real_model.report import rate_table
+    assert rate_table(list(table.values())).splitlines()[2].split()[:5] == ["decode", "tokens/s", "50.00",
+                                                                            "50.00", "agree"]
