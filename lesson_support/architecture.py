@@ -128,14 +128,17 @@ def data_tokens(path, workspace) -> dict:
             "atomic + shell": shell["tokens"], "shell": shell, "error_lines": len(errors)}
 
 
-def measure_designs(client, model, workspace, path, seeds: range = range(20)) -> dict:
-    """{design: {"tools", "prefix", "errors" (per ask), "trials", "data"}}."""
+def measure_designs(client, model, workspace, path, seeds: range = range(20), on_design=None) -> dict:
+    """{design: {"tools", "prefix", "errors" (per ask), "trials", "data"}}. `on_design(name)`, if
+    given, is called after each design is measured (a progress bar's `step`)."""
     data = data_tokens(path, workspace)
     out = {}
     for k, (name, tools) in enumerate(DESIGNS.items()):
         errors = choice_errors(client, model, tools, k, seeds)
         out[name] = {"tools": len(tools), "prefix": prefix_tokens(tools), "errors": errors,
                      "trials": len(ASKS) * len(seeds), "data": data[name]}
+        if on_design is not None:
+            on_design(name)
     return out
 
 

@@ -92,3 +92,15 @@ def test_moving_the_switches_raises_the_session_hit_rate():
                                           render_prompt, "Which tests are flaky?")))
     assert rates[1] > rates[0]
     assert hit_rate([]) == 0.0
+
+
+def test_measuring_the_designs_reports_each_design_as_it_finishes(tmp_path):
+    """Lesson 15's progress bar steps once per design, in the order the table lists them."""
+    from course.givens.architecture import big_log
+    from lesson_support.architecture import measure_designs
+
+    log = big_log(tmp_path, 0.25)
+    done = []
+    with course.llm.serve() as server:
+        designs = measure_designs(server.client(), MODEL, tmp_path, log, seeds=range(1), on_design=done.append)
+    assert done == list(DESIGNS) == list(designs)

@@ -26,6 +26,16 @@ def test_the_evaluator_runs_a_configuration_once(server):
     assert [(r["task"], r["seed"]) for r in first] == [(t["id"], s) for t in tasks for s in (0, 1)]
 
 
+def test_the_evaluator_reports_each_configuration_it_runs_once(server):
+    """Lesson 12's progress bar steps once per configuration the ablation runs, not per call."""
+    seen = []
+    evaluator = Evaluator(server.client(), course.llm.MODEL_NAME, load_tasks()[:1], [0], on_run=seen.append)
+    evaluator(BASELINE)
+    evaluator({})
+    evaluator({"tone": "casual", "rules": "vague"})
+    assert seen == ["baseline", "tone casual, rules vague"]
+
+
 def test_the_report_agrees_with_success_interval_and_shows_a_failure(server):
     tasks = [t for t in load_tasks() if t["kind"] in ("impostor", "move")][:5]
     explorer = Explorer(tasks, server.client(), course.llm.MODEL_NAME)
