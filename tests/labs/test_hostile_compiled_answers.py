@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import base64
 import copy
+import os
+import subprocess
 import sys
 
 import pytest
 
 from course.labs import confinement, load_lab
-from course.paths import LABS_DIR
+from course.paths import LABS_DIR, REPO_ROOT
 from course.release import release
 
 LAB = "04_compaction_lab"
@@ -138,8 +140,6 @@ def test_every_way_compiled_code_becomes_code_is_refused(compiled, tmp_path):
     """marshal.loads (also of code inside a container), marshal.load, a code object rebuilt
     from the answers' bytecode, and the garbage collector's listings (through which the hook
     could be found) are refused; a student's own code loaded the same way is not."""
-    import subprocess
-
     from course.compiled_answers import refused_fingerprints
     pyc = tmp_path / "turns.pyc"
     pyc.write_bytes(compiled["solutions.compaction.turns"])
@@ -153,7 +153,6 @@ def test_a_code_object_rebuilt_from_the_answers_bytecode_is_refused(compiled):
     """Without marshal: the answers' bytecode, shipped as a bytes literal, made into a code
     object with `types.CodeType` or `code.replace`."""
     import marshal
-    import subprocess
 
     from course.compiled_answers import _code_objects, _telling, refused_fingerprints
     telling = [c for c in _code_objects(marshal.loads(compiled["solutions.compaction.turns"][16:]))
@@ -167,3 +166,55 @@ def test_a_code_object_rebuilt_from_the_answers_bytecode_is_refused(compiled):
              "except ImportError as exc:\n    print('refused' if 'compiled code' in str(exc) else exc)\n")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "refused", done.stdout + done.stderr
+
+
+def worker_imports() -> list[str]:
+    """The worker, IPython, and every module a lab's set-up imports, but the answers."""
+    import re
+
+    import nbformat
+
+    modules = {"IPython.core.interactiveshell", "course.labs.worker", "numpy", "matplotlib.pyplot"}
+    for lab in sorted(LABS_DIR.glob("*.ipynb")):
+        for cell in nbformat.read(lab, as_version=4).cells:
+            tags = cell.metadata.get("tags", [])
+            if cell.cell_type == "code" and not {"exercise", "check", "checks-only"} & set(tags):
+                modules |= {a or b for a, b in re.findall(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))",
+                                                          cell.source, re.M)}
+    return sorted(m for m in modules if m.split(".")[0] != "solutions")
+
+
+def import_under_guard(refused, tmp_path) -> subprocess.CompletedProcess:
+    """Import `worker_imports()` from compiled caches (written first, to a cache folder of the
+    test's own) with the guard refusing `refused`; prints how many .pyc loads it inspected."""
+    modules = worker_imports()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    load = f"import importlib\nfor name in {modules!r}:\n    importlib.import_module(name)\n"
+    subprocess.run([sys.executable, "-c", load], env=env, check=True, capture_output=True, timeout=300)
+    probe = ("import sys\nloads = []\n"
+             "sys.addaudithook(lambda event, args: event == 'marshal.loads' and loads.append(1))\n"
+             f"import course.compiled_answers as c\nc.refuse({sorted(refused)!r})\n"
+             + load + "print('imported; pyc loads inspected:', len(loads))\n")
+    return subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_what_a_graded_worker_imports_is_not_taken_for_the_answers(tmp_path):
+    """No false alarm on the course's own code or the libraries a worker loads: with the guard
+    in place they import as usual from their compiled caches, which the guard inspects."""
+    from course.compiled_answers import refused_fingerprints
+
+    done = import_under_guard(refused_fingerprints(()), tmp_path)
+    assert done.returncode == 0 and done.stdout.startswith("imported"), done.stderr[-2000:]
+    assert int(done.stdout.split()[-1]) > 100, "the imports came from compiled caches"
+
+
+def test_the_runtime_code_an_answer_shares_is_left_out(tmp_path):
+    """Why `refused_fingerprints` leaves out what the runtime also has: course/givens repeats a
+    small helper of the answers, and refusing it would stop every worker that imports it."""
+    from course.compiled_answers import fingerprints
+
+    everything = fingerprints(sorted((REPO_ROOT / "solutions").rglob("*.py")))
+    done = import_under_guard(everything, tmp_path)
+    assert done.returncode != 0 and "reference answers' compiled code" in done.stderr
