@@ -262,13 +262,23 @@ def test_the_worker_holds_no_capabilities_and_cannot_stop_its_init(graded):
     assert not observer.stopped["stops_its_init"], "a process of the sandbox was stopped by the worker"
 
 
-def test_the_sandboxes_cgroups_are_removed_after_grading(graded):
-    """Item 4: every grading run left its last workers' (empty) cgroups behind."""
-    _, _, observer = graded
+def test_a_grading_run_leaves_no_cgroups_behind(tmp_path_factory):
+    """Item 4: nbval ends each judge's kernel with SIGKILL, so the last worker's cgroups of a run
+    stayed (empty; only a later grader's start removed them). One student, one job: nothing
+    else of the run can remove them."""
     if os.geteuid() != 0:
         pytest.skip("not root: no cgroups are made")
+    labs, subs = worker_class(tmp_path_factory, {"honest": SOLVED["add"]}, "one_student")
+    observer = Observer(["honest"])
+    observer.start()
+    try:
+        assert course.grade.main([str(subs), "--labs", str(labs), "--timeout", "10", "--jobs", "1",
+                                  "--output", str(tmp_path_factory.mktemp("one_out"))]) == 0
+    finally:
+        observer.stop.set()
+        observer.join()
     assert observer.groups, "no sandbox was seen in a cgroup of the grader's"
-    left = [g for g in observer.groups if any(Path(root, g.lstrip("/")).exists() for root in _roots())]
+    left = [g for g in observer.groups if any(Path(r, g.lstrip("/")).exists() for r in _roots())]
     assert left == [], f"cgroups left behind: {left}"
 
 
