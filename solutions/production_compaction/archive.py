@@ -72,6 +72,10 @@ def check_one_turn(turn) -> None:
         if i > 0 and role != "tool":
             raise ValueError(f"turn[{i}] is a {role!r} message, the start of another turn: "
                              f"archive one turn at a time (split_turns groups them)")
+    calls = turn[0].get("tool_calls")
+    if calls is not None and not (isinstance(calls, list) and all(
+            isinstance(c, dict) and isinstance(c.get("function", {}), dict) for c in calls)):
+        raise ValueError("turn[0].tool_calls is not a list of calls (dicts whose function is a dict)")
 
 
 def archive_turn(turn: list[dict]) -> str:

@@ -208,11 +208,14 @@ WHOLE_USER_TURN = [user("Deploy build 4f2a9c1e to staging."),
     [user("first"), user("second")],                   # two non-tool messages
     [tool_result("call_1", "orphan"), user("after")],  # a turn must start with its message
     [calling(tool_call("call_1")), tool_result("call_1"), "not a message"],
-], ids=["whole-user-turn", "two-messages", "starts-with-a-result", "not-a-dict"])
+    [{"role": "assistant", "content": None, "tool_calls": [5]}],
+    [{"role": "assistant", "content": None, "tool_calls": [{"id": "c", "function": "deploy"}]}],
+], ids=["whole-user-turn", "two-messages", "starts-with-a-result", "not-a-dict", "a-call-not-a-dict",
+        "a-function-not-a-dict"])
 def test_archive_turn_refuses_what_is_not_one_turn(turn):
     """Issue 46, item 18: given more than one turn, archive_turn kept the first message and
     dropped the rest silently (the deploy's call, its result and the answer, identifiers
-    included). It now says what is wrong instead of losing anything."""
+    included); a malformed call raised AttributeError. It now says what is wrong instead."""
     with pytest.raises(ValueError, match=r"turn\["):
         archive_turn(turn)
 
