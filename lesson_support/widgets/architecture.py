@@ -62,9 +62,12 @@ def agent_composer(designs: dict, modes: dict, schemes: dict, ask_tokens: int):
     import ipywidgets as w
     from IPython.display import HTML, display
 
-    pick_design = w.Dropdown(options=list(designs), description=_("action space"))
-    pick_mode = w.Dropdown(options=list(modes), description=_("sub-agents"))
-    pick_scheme = w.Dropdown(options=list(schemes), description=_("cache keys"))
+    # one label width for the three (aligned), wide enough for the longest label in English and
+    # Chinese; each box wide enough for its longest option
+    fit = {"style": {"description_width": "8em"}, "layout": w.Layout(width="28em")}
+    pick_design = w.Dropdown(options=list(designs), description=_("action space"), **fit)
+    pick_mode = w.Dropdown(options=list(modes), description=_("sub-agents"), **fit)
+    pick_scheme = w.Dropdown(options=list(schemes), description=_("cache keys"), **fit)
     out = w.Output()
 
     def show(*changes):

@@ -190,7 +190,7 @@ def compaction_explorer(run: list[dict] | None = None, tools: list[dict] | None 
     threshold = w.IntSlider(value=min(5000, total), min=500, max=max(total, 1000), step=250,
                             description=_("threshold"))
     method = w.ToggleButtons(options=[(_(label), key) for key, label in METHODS.items()],
-                             value="turns")
+                             value="turns", style={"button_width": "auto"})  # never "turn-aware comp…"
     header, before, after = w.HTML(), w.HTML(), w.HTML()
 
     def update(change=None):

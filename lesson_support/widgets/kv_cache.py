@@ -128,8 +128,10 @@ def kv_cache_explorer(tokens=DEFAULT_TOKENS, model: TinyModel | None = None):
     state = {"cached": tuple(tokens)}
     boxes = [w.Text(value=t, layout=w.Layout(width="7.5em"), continuous_update=False)
              for t in tokens]
-    cache_button = w.Button(description=_("Cache this prompt"))
-    reset_button = w.Button(description=_("Reset"))
+    # a button as wide as its label in any language, never squeezed by the long label beside it
+    fit = {"layout": w.Layout(width="auto", flex="0 0 auto")}
+    cache_button = w.Button(description=_("Cache this prompt"), **fit)
+    reset_button = w.Button(description=_("Reset"), **fit)
     cached_label, summary, grid, bars = w.HTML(), w.HTML(), w.HTML(), w.HTML()
 
     def render(*changes):

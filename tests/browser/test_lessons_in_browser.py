@@ -5,6 +5,11 @@ Needs Debian's `chromium` and the `playwright` Python package (no browser downlo
 Chromium is used). Without them the test is skipped — except in CI (CI=true), where that is a
 failure. Screenshots of every widget go to reports/browser/ for humans to look at.
 
+Each widget must react where a student looks: moving one of its controls changes its output
+(the text and pictures around the controls, not the control itself), and no label, button or
+read-out is cut off (an element whose text is wider than its box, the "Cache this pro…" that
+ipywidgets draws when a description does not fit).
+
 It also checks what a student sees before running anything (each stored widget output shows
 the note "Run this cell to see the widget.", no news pop-up: JupyterLab runs with the course's
 own settings, jupyter-config/) and that Chinese text renders as characters, not as the empty
@@ -30,9 +35,11 @@ from course.notebooks import WIDGET_NOTE
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 # The Chinese edition (zh-CN/): these lessons run like the English ones, these labs run unsolved;
-# both must show Chinese prose, rendered (no tofu), and the labs' tally in Chinese.
-CHINESE_LESSONS = [ROOT / "zh-CN" / "notebooks" / f"{name}.ipynb"
-                   for name in ("01_agent_loop", "04_compaction", "10_prompt_injection")]
+# both must show Chinese prose, rendered (no tofu), and the labs' tally in Chinese. The newest
+# lesson is among them, so that a new widget's labels are measured in both languages.
+CHINESE_LESSONS = [ROOT / "zh-CN" / "notebooks" / name
+                   for name in ("01_agent_loop.ipynb", "04_compaction.ipynb", "05_prompt_caching.ipynb",
+                                "10_prompt_injection.ipynb", LESSONS[-1].name)]
 CHINESE_LABS = [ROOT / "zh-CN" / "labs" / f"{name}.ipynb"
                 for name in ("01_agent_loop_lab", "06_notetool_lab")]
 SHOTS = ROOT / "reports" / "browser"
@@ -226,10 +233,10 @@ def run_all_cells(page) -> None:
         page.wait_for_timeout(500)
 
 
-def error_outputs(page) -> list[str]:
-    texts = page.eval_on_selector_all(
-        ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']",
-        "nodes => nodes.map(n => n.innerText)")
+def error_outputs(where) -> list[str]:
+    """Tracebacks shown in `where` (the page, or one widget: its Output areas)."""
+    texts = where.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']") \
+        .evaluate_all("nodes => nodes.map(n => n.innerText)")
     return [t[:500] for t in texts if re.search(r"Traceback|Error\b|Exception\b", t)]
 
 
@@ -254,6 +261,47 @@ CONTROLS = ((".widget-toggle-button:not(.mod-active):not([disabled])", "click"),
             (".noUi-handle, .slider-container input, input[type=range]", "slide"),
             ("select", "select"),
             ("textarea, input[type=text]", "type"))
+# What a widget shows apart from its controls: its HTML, Output areas, pictures and read-out
+# labels. A control (with its own description and read-out) is taken out before comparing, so
+# that a slider which moves over an output that stays the same counts as no change.
+OUTPUT_OF = """el => {
+    const copy = el.cloneNode(true);
+    copy.querySelectorAll('.widget-slider, .widget-hslider, .widget-vslider, .widget-text, '
+        + '.widget-textarea, .widget-dropdown, .widget-select, .widget-select-multiple, '
+        + '.widget-radio, .widget-checkbox, .widget-button, .widget-toggle-button, '
+        + '.widget-toggle-buttons, .widget-play, .widget-upload').forEach(n => n.remove());
+    return copy.innerHTML;
+}"""
+# Labels, buttons and read-outs cut off: ipywidgets clips their text with an ellipsis, so the
+# text is wider (scrollWidth) than the box that shows it (clientWidth). A dropdown clips its
+# chosen option without saying so: that text is measured in the dropdown's font instead.
+CUT_OFF = """el => {
+    const cut = [...el.querySelectorAll('.widget-label, .widget-label-basic, .widget-readout, '
+            + '.jupyter-button, .widget-toggle-button, .widget-checkbox label')]
+        .filter(n => n.clientWidth > 0 && n.scrollWidth > n.clientWidth)
+        .map(n => `${(n.innerText || n.title || '').trim()} (${n.scrollWidth} px of text in ${n.clientWidth} px)`);
+    for (const select of el.querySelectorAll('select:not([multiple])')) {
+        const chosen = select.options[select.selectedIndex];
+        if (!chosen || select.clientWidth === 0) continue;
+        const style = getComputedStyle(select);
+        const probe = document.createElement('span');
+        probe.style.cssText = 'position:absolute;visibility:hidden;white-space:pre';
+        probe.style.font = style.font;
+        probe.textContent = chosen.text;
+        document.body.appendChild(probe);
+        const text = Math.ceil(probe.getBoundingClientRect().width);
+        probe.remove();
+        const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+        if (text > room) cut.push(`${chosen.text} (${text} px of text in ${Math.floor(room)} px)`);
+    }
+    return cut;
+}"""
+KERNEL_IDLE = re.compile(r"ipykernel\) \| Idle")
+QUIET_S = 3  # the kernel idle this long after a control moved: the widget has done what it will
+# A student reads before moving a control. A widget whose model server the lesson stopped still
+# answers for a few seconds, over the connection its client keeps open (httpx closes an idle
+# one after 5 s), then never again: the test reads as long before it moves anything.
+READ_S = 8
 
 
 def progress_bar_only(widget) -> bool:
@@ -263,28 +311,63 @@ def progress_bar_only(widget) -> bool:
             and not any(widget.locator(selector).count() for selector, _ in CONTROLS))
 
 
-def interact(widget) -> None:
-    """Use the first control of a widget that a person could use."""
+def use(control, action: str) -> None:
+    """Use one control as a person would."""
+    if action == "click":
+        control.click()
+    elif action == "slide":
+        # A slider that starts at its maximum (a "show up to request N" slider) moves left.
+        now, top = control.get_attribute("aria-valuenow"), control.get_attribute("aria-valuemax")
+        key = "ArrowLeft" if now is not None and top is not None and float(now) >= float(top) else "ArrowRight"
+        control.focus()
+        control.press(key)
+        control.press(key)
+    elif action == "select":
+        options = control.locator("option")
+        control.select_option(index=1 if options.count() > 1 else 0)
+    else:  # Tab leaves the box: a text box that waits for its edit to end (continuous_update=False) sends it
+        control.fill("The quick brown fox. 上下文工程 {\"path\": \"a/b.txt\"}")
+        control.press("Tab")
+
+
+def output_changed(page, widget, before: str) -> bool:
+    """Whether the widget's output differs from `before` once the kernel has settled (idle for
+    QUIET_S seconds): a slow recomputation is waited for however long it takes, and a
+    half-drawn output in between does not count."""
+    quiet_since = None
+    started = time.monotonic()
+    while True:
+        idle = page.get_by_text(KERNEL_IDLE).count() > 0
+        now = time.monotonic()
+        if not idle:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = now
+        elif now - quiet_since > QUIET_S and now - started > QUIET_S:
+            return widget.evaluate(OUTPUT_OF) != before
+        if now - started > STALL_S:
+            raise AssertionError(f"the kernel was busy for {STALL_S} s after a control moved")
+        page.wait_for_timeout(250)
+
+
+def interact(page, widget) -> list[str]:
+    """Use the widget's controls, one of each kind in turn, until one changes its output (a
+    console changes it only when its Run button is pressed after a choice). Returns the
+    controls tried; fails when none of them changed anything."""
+    tried = []
     for selector, action in CONTROLS:
         control = widget.locator(selector).first
         if control.count() == 0 or not control.is_visible():
             continue
-        if action == "click":
-            control.click()
-        elif action == "slide":
-            # A slider that starts at its maximum (a "show up to request N" slider) moves left.
-            now, top = control.get_attribute("aria-valuenow"), control.get_attribute("aria-valuemax")
-            key = "ArrowLeft" if now is not None and top is not None and float(now) >= float(top) else "ArrowRight"
-            control.focus()
-            control.press(key)
-            control.press(key)
-        elif action == "select":
-            options = control.locator("option")
-            control.select_option(index=1 if options.count() > 1 else 0)
-        else:
-            control.fill("The quick brown fox. 上下文工程 {\"path\": \"a/b.txt\"}")
-        return
-    raise AssertionError("the widget has no control a person could use")
+        before = widget.evaluate(OUTPUT_OF)
+        use(control, action)
+        tried.append(f"{action} {selector.split(',')[0]}")
+        if output_changed(page, widget, before):
+            return tried
+    if not tried:
+        raise AssertionError("the widget has no control a person could use")
+    raise AssertionError(f"a control changes nothing: the widget's output stayed the same after "
+                         f"each of {tried}")
 
 
 def open_notebook(browser, lab_server, path: Path):
@@ -345,19 +428,21 @@ def test_lesson_runs_and_its_widgets_are_live(lab_server, browser, path):
             arg=expected)
         assert live.count() == expected, f"expected {expected} live widgets, found {live.count()}"
         SHOTS.mkdir(parents=True, exist_ok=True)
+        if expected:
+            page.wait_for_timeout(READ_S * 1000)
         for n in range(expected):
             widget = live.nth(n)
             widget.scroll_into_view_if_needed()
-            before = widget.inner_html()
             screenshot(page, widget, SHOTS / f"{name}-widget-{n + 1}.png")
+            assert widget.evaluate(CUT_OFF) == [], f"widget {n + 1}: labels cut off"
             if progress_bar_only(widget):
                 width = widget.locator(".progress-bar").first.evaluate("bar => bar.style.width")
                 assert width == "100%", f"a progress bar stopped at {width}"
                 continue
-            interact(widget)
-            page.wait_for_function("([el, html]) => el.innerHTML !== html",
-                                   arg=[widget.element_handle(), before], timeout=30_000)
+            interact(page, widget)
             screenshot(page, widget, SHOTS / f"{name}-widget-{n + 1}-after.png")
+            assert error_outputs(widget) == [], f"widget {n + 1} shows an error after a control moved"
+            assert widget.evaluate(CUT_OFF) == [], f"widget {n + 1}: labels cut off after a control moved"
     except Exception:
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / f"{name}-FAILED.png"))  # what the browser showed
