@@ -151,8 +151,10 @@ def part_probes(model, args):
     with teaching.serve() as server:
         simulated = simulation_table(server.client(), teaching.model_name(), trials=args.probe_trials)
     from course.local_model import serve as serve_local  # the course's local backend (issue 48)
+    from lesson_support.real_model.weights import use_threads
 
     with serve_local() as server:
+        use_threads(server.engine.llama)
         real = simulation_table(server.client(), server.model_name, trials=args.probe_trials, progress=log)
     return {"teaching": simulated, "real": real}
 
@@ -186,6 +188,7 @@ def main(argv=None) -> int:
         log(f"--- {name}")
         args.started = provenance(model.path)
         args.n_threads = model.llama.context_params.n_threads
+        args.n_threads_batch = model.llama.context_params.n_threads_batch
         results = globals()[f"part_{name}"](model, args)
         print(write(name, model.path, results, args.out, args.started, **settings_of(args)))
     return 0

@@ -41,14 +41,19 @@ class LlamaEngine:
     def __call__(self, messages: Sequence[dict], max_tokens: int = 16, temperature: float = 0.0,
                  seed: int = 0, **_ignored) -> Iterator[dict]:
         ids = self.token_ids(messages)
-        cached = self.reusable(ids)
+        expected = self.reusable(ids)
         completion = 0
         for chunk in self.llm.create_completion(ids, max_tokens=max_tokens, temperature=temperature,
                                                 seed=seed, stream=True):
             completion += chunk["choices"][0]["finish_reason"] is None  # the closing chunk has no token
             yield chunk
+        # What llama.cpp did (the course engine's meter reads n_tokens at its first eval); the
+        # prediction only where the binding is not the course's metered one.
+        meter = getattr(self.llm, "meter", None)
+        cached = meter.cached if meter is not None else expected
         yield {"choices": [], "usage": {"prompt_tokens": len(ids), "completion_tokens": completion,
-                                        "prompt_tokens_details": {"cached_tokens": cached}}}
+                                        "prompt_tokens_details": {"cached_tokens": cached},
+                                        "predicted_cached_tokens": expected}}
 
     def reset(self) -> None:
         """Forget every cached key and value: the next request starts cold."""

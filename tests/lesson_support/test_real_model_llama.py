@@ -54,6 +54,13 @@ def test_the_envelope_costs_tokens_per_message_and_chinese_costs_more_on_smollm2
         cost[("chinese", "o200k")] / cost[("english", "o200k")]
 
 
+def test_the_prefix_llama_cpp_reuses_is_the_one_predicted(engine):
+    for scenario, messages in prefix_cache.round_requests(2, 80, COUNT):
+        *_, last = engine(messages, max_tokens=2)
+        usage = last["usage"]
+        assert usage["prompt_tokens_details"]["cached_tokens"] == usage["predicted_cached_tokens"], scenario
+
+
 def test_the_engine_reports_the_prefix_llama_cpp_reuses(engine):
     requests = dict(prefix_cache.round_requests(1, 120, COUNT))
     cold = prefix_cache.measure_request(engine, requests["cold"])
