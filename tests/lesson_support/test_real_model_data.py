@@ -20,7 +20,7 @@ def load(name: str) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("name", ["template", "stream", "cache", "needle", "attention"])
+@pytest.mark.parametrize("name", ["template", "stream", "cache", "needle", "attention", "probes"])
 def test_every_file_says_where_when_and_with_what(name):
     stamp = load(name)["provenance"]
     assert stamp["measured_at"] and stamp["started_at"] <= stamp["measured_at"]
@@ -80,3 +80,18 @@ def test_needle_cells_follow_from_independent_trials():
         assert row["success"] == (row["answer"] == row["key"])
         assert row["success"] == needle.score(row["reply"], row["key"], [])["success"]
     assert sum(c["n"] for c in results["cells"]) == len(trials)  # N per cell as measured
+
+
+def test_probe_verdicts_follow_from_their_counts():
+    from lesson_support.real_model.probes import PROBES, verdict
+    from solutions.evaluation.stats import wilson
+
+    results = load("probes")["results"]
+    for side in ("teaching", "real"):
+        rows = results[side]
+        assert [r["probe"] for r in rows] == [p.name for p in PROBES]
+        for row in rows:
+            assert row["verdict"] == verdict(row)
+            assert (row["follows_low"], row["follows_high"]) == pytest.approx(wilson(row["follows_rule"], row["trials"]))
+            assert (row["control_low"], row["control_high"]) == pytest.approx(wilson(row["control_ok"], row["trials"]))
+    assert {r["verdict"] for r in results["teaching"]} == {"agrees"}  # the rules agree with themselves
