@@ -4,7 +4,7 @@ the same run, on the same prompts: prefill and decode tokens/s, time to first to
 cached, at about 2,000 and 6,000 prompt tokens, the ratio course/raw of each, and memory. Prints
 figures; asserts nothing.
 
-    python benchmarks/bench_local_model.py [--repeats 3] [--model /path/to.gguf]
+    python benchmarks/bench_local_model.py [--repeats 3] [--lengths 2000 6000] [--model /path/to.gguf]
 
 Needs the local model (`./run.sh setup --local-model`). Every figure is measured from the
 client's side, the same way on both paths: time to first token (TTFT) from sending the request
@@ -78,7 +78,7 @@ def timed(request) -> tuple[float, float, int, float]:
     return (first - start), (first_cpu - cpu), pieces, (last - first)
 
 
-def run(path: Path, repeats: int) -> None:
+def run(path: Path, repeats: int, lengths=LENGTHS) -> None:
     import llama_cpp
 
     import course.local_model as local
@@ -110,7 +110,7 @@ def run(path: Path, repeats: int) -> None:
 
     rows = {}
     nonce = 0
-    for length in LENGTHS:
+    for length in lengths:
         cells = {(p, k): [] for p in ("course", "raw")
                  for k in ("cold", "cold_cpu", "cached", "decode")}
         size = None
@@ -156,10 +156,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--model", type=Path, help="a GGUF file (default: the bundled SmolLM2)")
+    parser.add_argument("--lengths", type=int, nargs="+", default=LENGTHS,
+                        help="prompt lengths in tokens (default: 2000 6000)")
     args = parser.parse_args()
     from course.local_model import weights
 
-    run(args.model or weights.model_path(weights.LOCAL), args.repeats)
+    run(args.model or weights.model_path(weights.LOCAL), args.repeats, args.lengths)
 
 
 if __name__ == "__main__":
