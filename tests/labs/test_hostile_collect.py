@@ -93,9 +93,9 @@ def hostile_class(tmp_path_factory):
     (subs / "sue.ipynb").write_text(with_lone_surrogate(hand_in(labs, SOLVED), "cell"), encoding="utf-8")
     (subs / "meta.ipynb").write_text(with_lone_surrogate(hand_in(labs, SOLVED), "metadata"),
                                      encoding="utf-8")
-    for name, course in (("listy", ["x"]), ("dicty", {"lab": {"not": "an id"}})):
+    for name, metadata in (("listy", ["x"]), ("dicty", {"lab": {"not": "an id"}})):
         nb = hand_in(labs, SOLVED)
-        nb.metadata["course"] = course
+        nb.metadata["course"] = metadata
         write(f"{name}.ipynb", nb)
     write(f"deep/{TINY_LAB}.ipynb")
     deep_tree(subs / "deep" / "tree")

@@ -99,6 +99,25 @@ def test_a_control_file_of_another_user_gives_no_orders(tmp_path):
     assert (tmp_path / "note.md").read_text() == "text" and not (tmp_path / "log").exists()
 
 
+def test_a_control_file_under_another_uids_name_that_this_user_owns_gives_orders(tmp_path):
+    """The confined worker's case: it runs as uid 65534 in its own user namespace, and sees the
+    judge's control file (named after the judge's uid) as its own."""
+    judge = crashes._control_file().with_name(f"course-os-calls-{os.getuid() + 1}.json")
+    judge.write_text('{"crash_at": "replace", "log": "%s"}' % (tmp_path / "log"))
+    with pytest.raises(SimulatedCrash):
+        write(tmp_path / "note.md", "text")
+    assert (tmp_path / "log").read_text().count("replace") == 1
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the control file to another user")
+def test_a_control_file_another_user_owns_gives_no_orders_whatever_its_name(tmp_path):
+    other = crashes._control_file().with_name("course-os-calls-65534.json")
+    other.write_text('{"crash_at": "replace", "log": "%s"}' % (tmp_path / "log"))
+    os.chown(other, 65534, 65534)
+    write(tmp_path / "note.md", "text")  # not stopped, not logged
+    assert (tmp_path / "note.md").read_text() == "text" and not (tmp_path / "log").exists()
+
+
 @pytest.mark.parametrize("orders", ["not json", '{"crash_at": "rename", "log": "x"}', '{"log": 3}', "[]"])
 def test_a_malformed_control_file_gives_no_orders(tmp_path, orders):
     crashes._control_file().write_text(orders)
