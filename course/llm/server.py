@@ -191,7 +191,7 @@ class JsonHandler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
 
-class _Handler(JsonHandler):
+class ChatHandler(JsonHandler):
     server_version = "TeachingModel/1"
     timeout = SOCKET_TIMEOUT_S
     model: TeachingModel  # set on the subclass made per server
@@ -340,7 +340,7 @@ class ServerHandle:
     """A running teaching model. Use as a context manager, or call stop().
     (course/local_model/server.py serves the local model with its own handler class.)"""
 
-    handler_class = _Handler
+    handler_class = ChatHandler
     thread_name = "teaching-model"
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, model: TeachingModel | None = None,

@@ -12,7 +12,7 @@ first use and stops when the kernel exits.
     Engine(path)         -> the model without HTTP: .render(messages) (its chat template),
                             .tokenize(text), .complete(body), .stream(body), .llama (the binding)
     model_path()         -> the GGUF COURSE_MODEL names (the bundled SmolLM2 for `local`)
-    available()          -> True when the bundled model is installed here
+    weights.available()  -> True when the bundled model is installed here
     LocalModelUnavailable   raised, with one sentence saying what to run, when it is not
 
 Replies carry OpenAI's usage with `prompt_tokens_details.cached_tokens` (prompt tokens the
@@ -27,8 +27,7 @@ without it.
 from __future__ import annotations
 
 from course.local_model.engine import Engine
-from course.local_model.server import LocalServer, default_server, serve
-from course.local_model.weights import LocalModelUnavailable, available, model_path, requested
+from course.local_model.server import default_server, serve
+from course.local_model.weights import LocalModelUnavailable, model_path
 
-__all__ = ["Engine", "LocalModelUnavailable", "LocalServer", "available", "default_server",
-           "model_path", "requested", "serve"]
+__all__ = ["Engine", "LocalModelUnavailable", "default_server", "model_path", "serve"]

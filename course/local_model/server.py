@@ -24,7 +24,7 @@ import atexit
 import threading
 from pathlib import Path
 
-from course.llm.server import EventStream, ServerHandle, _Handler
+from course.llm.server import ChatHandler, EventStream, ServerHandle
 from course.llm.validation import RequestError
 from course.local_model import weights
 from course.local_model.engine import Engine
@@ -38,7 +38,7 @@ def _chat(engine: Engine, body, raw: bytes):
     return engine.complete(body)
 
 
-class LocalHandler(_Handler):
+class LocalHandler(ChatHandler):
     server_version = "CourseLocalModel/1"
     serves = "the local model"
     model: Engine
