@@ -26,6 +26,7 @@ MADE_BY_COMMANDS = {
     "submissions": "the instructor's folder of collected notebooks",
     "reports": "written by the test run",
     "graded-notebooks": "written by course.grade beside the gradebook",
+    "feedback": "written by course.grade beside the gradebook",
     "gradebook.md": "written by course.grade", "gradebook.csv": "written by course.grade",
     "gradebook.json": "written by course.grade", "RELEASE.json": "written by course.release",
     "OUT": "the release's output folder, named by the instructor",
