@@ -37,6 +37,7 @@ One request at a time: Llama is not thread-safe and has one KV cache, so a lock 
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 import uuid
@@ -136,9 +137,15 @@ class Engine:
 
         self.path = Path(path)
         self.name = self.path.name.removesuffix(".gguf")
+        # As many threads for a prompt batch as for decoding (the binding's default puts a batch
+        # on every core, with threads that spin while they wait for each other: on a busy 2-core
+        # machine a 204-token prompt took 89.6 s so, 11.1 s on one thread; lesson_support/
+        # real_model/weights.py measured it).
+        threads = threads or max((os.cpu_count() or 2) // 2, 1)
         self.llama = _metered_llama(llama_cpp)(
             model_path=str(self.path), n_ctx=context or DEFAULT_CONTEXT, n_threads=threads,
-            logits_all=False, chat_format="chat_template.default", verbose=False)
+            n_threads_batch=threads, logits_all=False, chat_format="chat_template.default",
+            verbose=False)
         self.context_window = self.llama.n_ctx()
         template = self.llama.metadata.get("tokenizer.chat_template")
         if not template:
