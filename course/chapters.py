@@ -420,6 +420,12 @@ SHARED_PARTS: tuple[str, ...] = (
     "tests/solutions/test_real_world_shapes.py",  # every chapter's transcript functions, one corpus
     "tests/lesson_support/test_widgets_i18n.py",  # every widget's Chinese strings
 )
+# Parts of a chapter being written that the registry does not list yet (its lesson and lab are
+# still to come): kept out of the ownership check until the chapter's entry takes them as `parts`.
+IN_PROGRESS: dict[str, tuple[str, ...]] = {
+    "16, a real model on your machine (issue 48): the measuring library and its data": (
+        "lesson_support/real_model/", "data/real_model/", "tests/lesson_support/test_real_model*.py"),
+}
 # The folders whose every file belongs to a chapter (or to SHARED_PARTS).
 CHAPTER_FOLDERS: tuple[str, ...] = (
     "notebooks/", "labs/", f"{CHINESE_EDITION}/", "translations/", "solutions/", "lesson_support/",
@@ -577,7 +583,8 @@ def unowned_files(paths) -> list[str]:
     than one chapter (each with the chapters that claim it)."""
     found = []
     for path in paths:
-        if not matches(path, CHAPTER_FOLDERS) or matches(path, SHARED_PARTS):
+        if not matches(path, CHAPTER_FOLDERS) or matches(path, SHARED_PARTS) \
+                or any(matches(path, parts) for parts in IN_PROGRESS.values()):
             continue
         owners = [c.number for c in owner(path)]
         if len(owners) != 1:

@@ -122,6 +122,16 @@ def test_every_file_in_a_chapter_folder_belongs_to_one_chapter():
     assert chapters.unowned_files(tracked_files()) == []
 
 
+def test_parts_in_progress_exist_and_no_registered_chapter_owns_them():
+    files = tracked_files()
+    for chapter, parts in chapters.IN_PROGRESS.items():
+        for pattern in parts:
+            found = [p for p in files if chapters.matches(p, (pattern,))]
+            assert found, f"{chapter}: {pattern} matches no file (drop it from IN_PROGRESS)"
+            owned = [p for p in found if chapters.owner(p)]
+            assert owned == [], f"{chapter}: the registry owns {owned} now: drop them from IN_PROGRESS"
+
+
 def test_the_ownership_check_can_fail(monkeypatch):
     twice = chapters.Chapter("99", "twice", "Twice", "x", "x", parts=("lesson_support/widgets/tokens.py",))
     monkeypatch.setattr(chapters, "CHAPTERS", CHAPTERS + (twice,))
