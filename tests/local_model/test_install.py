@@ -26,7 +26,7 @@ def venv(tmp_path):
     for name, body in (("python", """\
             case "$*" in
               *sys.version_info*) echo 3.12 ;;
-              *"pip install"*) echo "PIP $* | CMAKE_ARGS=${CMAKE_ARGS-unset}" >> "$LOG" ;;
+              *"pip install"*|*"pip wheel"*) echo "PIP $* | CMAKE_ARGS=${CMAKE_ARGS-unset}" >> "$LOG" ;;
               *"-m pytest"*) echo "PYTEST $* | REQUIRE=${COURSE_REQUIRE_LOCAL_MODEL-unset}" >> "$LOG" ;;
             esac
             exit 0
@@ -42,7 +42,8 @@ def run_sh(venv, *args, **env):
     log.write_text("")  # this run's calls only
     environment = {k: v for k, v in os.environ.items() if k != "CMAKE_ARGS"}
     done = subprocess.run([str(REPO_ROOT / "run.sh"), *args], capture_output=True, text=True,
-                          env={**environment, "COURSE_VENV": str(venv), "LOG": str(log), **env},
+                          env={**environment, "COURSE_VENV": str(venv), "LOG": str(log),
+                               "COURSE_WHEELS": str(venv / "wheels"), **env},
                           timeout=60)
     assert done.returncode == 0, done.stderr
     return done, log.read_text().splitlines()
@@ -52,16 +53,34 @@ def local_installs(log: list[str]) -> list[str]:
     return [line for line in log if "requirements-local-model.txt" in line]
 
 
+def builds(log: list[str]) -> list[str]:
+    return [line for line in log if "-m pip wheel" in line]
+
+
 def test_setup_with_local_model_builds_llama_cpp_with_the_stated_flags(venv):
     _, log = run_sh(venv, "setup", "--local-model")
+    [build] = builds(log)
+    assert "--no-deps" in build and "llama-cpp-python==0.3.36" in build
+    assert build.endswith(f"CMAKE_ARGS={FLAGS}")
     [install] = local_installs(log)
-    assert "-m pip install" in install and "--no-deps -r requirements-local-model.txt" in install
-    assert install.endswith(f"CMAKE_ARGS={FLAGS}")
+    assert "-m pip install" in install and "-r requirements-local-model.txt" in install
+
+
+def test_the_binding_is_built_once_per_machine_and_every_venv_installs_that_wheel(venv):
+    """pip's own cache keeps a wheel per Python version; the course's wheel folder serves the
+    same py3-none wheel to 3.11, 3.12 and 3.13 (COURSE_WHEELS here, ~/.cache by default)."""
+    _, log = run_sh(venv, "setup", "--local-model")
+    wheels = str(venv / "wheels")
+    [build] = builds(log)
+    assert f"--find-links {wheels} --wheel-dir {wheels}" in build
+    [install] = local_installs(log)
+    assert f"--no-deps --find-links {wheels} -r requirements-local-model.txt" in install
+    assert (venv / "wheels").is_dir()
 
 
 def test_your_own_cmake_args_come_after_the_courses(venv):
     _, log = run_sh(venv, "setup", "--local-model", CMAKE_ARGS="-DGGML_CUDA=on")
-    assert local_installs(log)[0].endswith(f"CMAKE_ARGS={FLAGS} -DGGML_CUDA=on")
+    assert builds(log)[0].endswith(f"CMAKE_ARGS={FLAGS} -DGGML_CUDA=on")
 
 
 def test_the_default_set_up_does_not_install_it(venv):
@@ -88,7 +107,7 @@ def test_test_always_installs_it_and_requires_it(venv):
 def test_it_is_installed_once_until_its_pins_change(venv):
     run_sh(venv, "setup", "--local-model")
     _, log = run_sh(venv, "setup", "--local-model")
-    assert local_installs(log) == []
+    assert local_installs(log) == [] and builds(log) == []
 
 
 def test_run_sh_states_why_the_build_flags():
