@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from course.labs import cell_key, cell_kind, load_lab
+from course.labs import cell_key, cell_kind, checks_only, load_lab
 from course.paths import LABS_DIR
 
 LABS = sorted(LABS_DIR.glob("*_lab.ipynb"))
@@ -115,8 +115,9 @@ def exported(module) -> set[str]:
             if not name.startswith("_") and not inspect.ismodule(getattr(module, name))}
 
 
-def setup_sources(lab) -> list[str]:
-    return [c.source for c in lab.notebook.cells if c.cell_type == "code" and cell_kind(c) is None]
+def setup_sources(lab, with_checks_only: bool = True) -> list[str]:
+    return [c.source for c in lab.notebook.cells if c.cell_type == "code" and cell_kind(c) is None
+            and (with_checks_only or not checks_only(c))]
 
 
 # ------------------------------------------------------------------------------ the tests
@@ -162,6 +163,11 @@ def test_setup_cells_import_rather_than_copy(path):
                 continue
             problems.append(f"a set-up cell defines {name!r}, which {lab.solution_module} "
                             f"exports: import it instead of copying it")
+    # A checks-only cell may take the reference for an exercise, to say whose mistake a failure
+    # is (lab 12's run_trials checks judge each trial with the reference judge_task): grading
+    # runs it beside the checks, never with the student's code, and screening reports an
+    # exercise that reads its names. A cell that runs with the student's code may not.
+    for source in setup_sources(lab, with_checks_only=False):
         for name in sorted(imported_names(source) & exercises):
             problems.append(f"a set-up cell imports the exercise {name!r}: that is the answer")
     assert not problems, "\n".join(problems)
