@@ -41,6 +41,7 @@ import os
 import threading
 import time
 import uuid
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -146,6 +147,10 @@ class Engine:
             model_path=str(self.path), n_ctx=context or DEFAULT_CONTEXT, n_threads=threads,
             n_threads_batch=threads, logits_all=False, chat_format="chat_template.default",
             verbose=False)
+        # Freed when the engine goes, or at exit while the binding's C library is still loaded
+        # (left to Llama.__del__ at interpreter shutdown it raises "'NoneType' object is not
+        # callable" in free_model).
+        weakref.finalize(self, self.llama.close)
         self.context_window = self.llama.n_ctx()
         template = self.llama.metadata.get("tokenizer.chat_template")
         if not template:
