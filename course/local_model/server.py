@@ -91,10 +91,13 @@ class LocalServer(ServerHandle):
         self.engine.close()
 
 
-def serve(path: str | Path | None = None, port: int = 0, context: int | None = None) -> LocalServer:
-    """Load a GGUF (default: what COURSE_MODEL names, else the bundled SmolLM2) and serve it.
-    LocalModelUnavailable, one sentence saying what to run, when it cannot."""
-    return LocalServer(Engine(path or weights.model_path(), context=context), port=port)
+def serve(path: str | Path | None = None, port: int = 0, context: int | None = None,
+          threads: int | None = None) -> LocalServer:
+    """Load a GGUF (default: what COURSE_MODEL names, else the bundled SmolLM2) and serve it on
+    `threads` threads (Engine's default: half the cores). LocalModelUnavailable, one sentence
+    saying what to run, when it cannot."""
+    return LocalServer(Engine(path or weights.model_path(), context=context, threads=threads),
+                       port=port)
 
 
 _default: LocalServer | None = None

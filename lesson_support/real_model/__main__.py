@@ -151,10 +151,9 @@ def part_probes(model, args):
     with teaching.serve() as server:
         simulated = simulation_table(server.client(), teaching.model_name(), trials=args.probe_trials)
     from course.local_model import serve as serve_local  # the course's local backend (issue 48)
-    from lesson_support.real_model.weights import use_threads
+    from lesson_support.real_model.weights import MEASURING_THREADS
 
-    with serve_local() as server:
-        use_threads(server.engine.llama)
+    with serve_local(threads=MEASURING_THREADS) as server:
         real = simulation_table(server.client(), server.model_name, trials=args.probe_trials, progress=log)
     return {"teaching": simulated, "real": real}
 

@@ -19,35 +19,24 @@ from pathlib import Path
 ENGINE_PACKAGE = "llama-cpp-python"
 
 
+# One thread for decoding and for prompt batches (course.local_model.Engine sets both alike).
+# The binding's default uses every core for a prompt batch, with OpenMP threads that spin while
+# they wait for each other. On a machine whose cores are busy with other work, a spinning thread
+# waits for one that is not running: measured here under a load average of 20 on 2 cores, a
+# 204-token prompt took 89.6 s with 2 batch threads and 11.1 s with 1, and 12 new tokens after a
+# cached prefix 44.5 s against 1.3 s. One thread measures the model, not the scheduler.
 MEASURING_THREADS = 1
-
-
-def use_threads(llama, threads: int = MEASURING_THREADS) -> None:
-    """Run `llama` (a llama_cpp.Llama) on `threads` threads for decoding AND for prompt batches.
-
-    The binding's default uses every core for a prompt batch, with OpenMP threads that spin while
-    they wait for each other. On a machine whose cores are busy with other work, a spinning
-    thread waits for one that is not running: measured here under a load average of 20 on 2
-    cores, a 204-token prompt took 89.6 s with 2 batch threads and 11.1 s with 1, and 12 new
-    tokens after a cached prefix 44.5 s against 1.3 s. One thread measures the model, not the
-    scheduler."""
-    import llama_cpp
-
-    llama_cpp.llama_set_n_threads(llama._ctx.ctx, threads, threads)
-    llama.context_params.n_threads = llama.context_params.n_threads_batch = threads
 
 
 @lru_cache(maxsize=4)
 def load_engine(path: str | None = None, context: int | None = None, threads: int = MEASURING_THREADS):
     """The course's local model engine (`course.local_model.Engine`) on `path` (default: the
-    bundled SmolLM2), loaded once per process, on `threads` threads (see `use_threads`).
+    bundled SmolLM2), loaded once per process, on `threads` threads (MEASURING_THREADS).
     LocalModelUnavailable, one sentence saying what to install, when the binding or the weights
     are missing."""
     from course.local_model import Engine, model_path
 
-    engine = Engine(path or model_path("local"), context=context)
-    use_threads(engine.llama, threads)
-    return engine
+    return Engine(path or model_path("local"), context=context, threads=threads)
 
 
 @lru_cache(maxsize=8)
