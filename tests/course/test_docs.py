@@ -148,13 +148,31 @@ def test_the_reference_finder_sees_what_a_document_names():
     assert not dotted_exists("course.paths.no_such_name")
 
 
+# Every form in which a lesson or lab cites the second textbook section: a subsection (21.6.5),
+# the section bare ("section 21.6", "(21.6)"), or by name or link without a number.
+CITES_SECOND_SECTION = re.compile(
+    r"21\.6(?![\d])|#the-second-textbook-section|second textbook section|textbook's second section",
+    re.IGNORECASE)
+
+
+def chapters_citing_the_second_section() -> set[str]:
+    return {p.name[:2] for folder in ("notebooks", "labs") for p in (REPO_ROOT / folder).glob("*.ipynb")
+            if CITES_SECOND_SECTION.search(p.read_text(encoding="utf-8"))}
+
+
+def test_every_form_of_citing_the_second_section_is_recognised():
+    for cited in ("see 21.6.5", "section 21.6 puts it", "(21.6)", "[it](../docs/sources.md#the-second-textbook-section)",
+                  "The second textbook section says", "the textbook's second section calls"):
+        assert CITES_SECOND_SECTION.search(cited), cited
+    for other in ("21.60 tokens", "section 2.1", "a second textbook"):
+        assert not CITES_SECOND_SECTION.search(other), other
+
+
 def test_sources_md_lists_the_chapters_that_cite_the_second_section():
     said = text("docs/sources.md").split("## The second textbook section", 1)[1].split("##")[0]
     listed = re.search(r"Chapters ([\d, and]+) cite it", " ".join(said.split())).group(1)
     listed = set(re.findall(r"\d\d", listed))
-    citing = {p.name[:2] for p in (REPO_ROOT / "notebooks").glob("*.ipynb")
-              if re.search(r"21\.6\.\d", p.read_text(encoding="utf-8"))}
-    assert listed == citing
+    assert listed == chapters_citing_the_second_section()
 
 
 def answer_key_sections() -> dict[str, str]:
