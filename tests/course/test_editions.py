@@ -175,14 +175,91 @@ def _translation_texts():
                     yield path.relative_to(REPO_ROOT), entry
 
 
-def test_translations_never_use_a_variant_the_glossary_avoids():
+def _avoided():
+    """The glossary's avoided variants, each with the term to use, and a pattern finding them."""
     avoided = {variant: chinese for _, chinese, avoid in _glossary() for variant in avoid}
-    pattern = re.compile("|".join(map(re.escape, sorted(avoided, key=len, reverse=True))))
-    found = []
-    for path, entry in _translation_texts():
-        # code spans are code, and 「…」 quotes a source in its own words: neither is our prose
-        prose = re.sub(r"`[^`]*`|「[^」]*」", "", entry.text)
-        for match in pattern.finditer(prose):
-            found.append(f"{path} {entry.cell_id}: {match.group(0)} (the glossary says "
-                         f"{avoided[match.group(0)]})")
+    return avoided, re.compile("|".join(map(re.escape, sorted(avoided, key=len, reverse=True))))
+
+
+# not our prose: code spans, 「…」 (a source in its own words), 《…》 (a book's title), link targets
+NOT_PROSE = re.compile(r"```[\s\S]*?```|`[^`]*`|「[^」]*」|《[^》]*》|\]\([^)]*\)")
+
+
+def _variants_in(texts):
+    avoided, pattern = _avoided()
+    return [f"{where}: {match.group(0)} (the glossary says {avoided[match.group(0)]})"
+            for where, text in texts for match in pattern.finditer(NOT_PROSE.sub("", text))]
+
+
+def test_translations_never_use_a_variant_the_glossary_avoids():
+    found = _variants_in((f"{path} {entry.cell_id}", entry.text) for path, entry in _translation_texts())
     assert not found, "\n".join(found)
+
+
+def _catalogue():
+    from babel.messages.pofile import read_po
+
+    with open(REPO_ROOT / "course" / "locale" / "zh_CN" / "LC_MESSAGES" / "course.po", "rb") as po:
+        return [message for message in read_po(po) if message.id]
+
+
+def test_the_runtime_catalogue_never_uses_a_variant_the_glossary_avoids():
+    texts = []
+    for message in _catalogue():
+        if message.id:
+            strings = message.string if isinstance(message.string, tuple) else (message.string,)
+            # a {placeholder} is a name in code, not a word the student reads
+            texts += [(f"course.po {message.id!r}", re.sub(r"\{\w+\}", "", text)) for text in strings]
+    found = _variants_in(texts)
+    assert not found, "\n".join(found)
+
+
+def test_a_book_title_a_quotation_code_and_a_link_target_are_not_checked_as_prose():
+    avoided, _ = _avoided()
+    variant = next(iter(avoided))
+    for wrapped in (f"《{variant}》", f"「{variant}」", f"`{variant}`", f"[x](../{variant}.md)"):
+        assert _variants_in([("cell", f"正文{wrapped}正文")]) == []
+    assert _variants_in([("cell", f"正文{variant}")]) != []
+
+
+# ------------------------------------------------------------------------ UI words
+# what the prose quotes as a label: **…**, *…* or “…”
+QUOTED = re.compile(r"\*\*([^*\n]+)\*\*|(?<!\*)\*([^*\n]+)\*(?!\*)|“([^”\n]+)”")
+# a Chinese label the prose names as a control: “…” or **…** before 按钮/滑块/…, or after 切换到/点击
+CONTROL = re.compile(r"(?:“([^”\n]+)”|\*\*([^*\n]+)\*\*)(?=\s*(?:按钮|滑块|复选框|下拉菜单|选项卡|开关))"
+                     r"|(?<=切换到)“([^”\n]+)”|(?<=点击)“([^”\n]+)”")
+
+
+def _labels_not_shown(texts, catalogue):
+    """Labels a Chinese text quotes that the Chinese widget does not show: an English label the
+    catalogue translates (the student sees the translation), or a control named in Chinese
+    with words that are no label of the catalogue."""
+    english = {m.id: m.string for m in catalogue if isinstance(m.id, str) and m.string != m.id}
+    chinese = {m.string for m in catalogue if isinstance(m.string, str)}
+    found = []
+    for where, text in texts:
+        prose = NOT_PROSE.sub("", text)
+        for match in QUOTED.finditer(prose):
+            label = next(group for group in match.groups() if group)
+            if label in english:
+                found.append(f"{where}: {label!r} is shown as {english[label]!r}")
+        for match in CONTROL.finditer(prose):
+            label = next(group for group in match.groups() if group)
+            if label not in chinese:
+                found.append(f"{where}: {label!r} is no label of the widgets (course.po)")
+    return found
+
+
+def test_the_prose_names_widget_labels_as_the_chinese_widget_shows_them():
+    found = _labels_not_shown(((f"{path} {entry.cell_id}", entry.text)
+                               for path, entry in _translation_texts()), _catalogue())
+    assert not found, "\n".join(found)
+
+
+def test_a_label_the_widget_does_not_show_is_found():
+    from babel.messages.catalog import Message
+
+    catalogue = [Message("Run", "运行"), Message("naive window", "朴素窗口")]
+    assert _labels_not_shown([("a", "然后按 **Run**。"), ("b", "切换到“简单窗口”"),
+                              ("c", "点 **运行** 按钮，切换到“朴素窗口”")], catalogue) == [
+        "a: 'Run' is shown as '运行'", "b: '简单窗口' is no label of the widgets (course.po)"]
