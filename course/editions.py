@@ -189,6 +189,55 @@ def update(nb, old: list[Entry]) -> tuple[list[Entry], dict[str, int]]:
     return entries, counts
 
 
+# ------------------------------------------------------------------------ translation memory
+MEMORY = TRANSLATIONS_DIR / "memory.txt"
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """A recurring English sentence and its one Chinese rendering; `{n}` stands for a number,
+    the same in both."""
+    english: str
+    chinese: str
+
+    def expected_in(self, english_text: str) -> list[str]:
+        """The Chinese a translation of `english_text` must contain, once per use of the English."""
+        pattern = re.escape(normalise(self.english)).replace(re.escape("{n}"), r"(\d+)")
+        return [normalise(self.chinese).replace("{n}", match.group(1)) if match.groups()
+                else normalise(self.chinese) for match in re.finditer(pattern, normalise(english_text))]
+
+
+def normalise(text: str) -> str:
+    """Runs of white space as one space (line wrapping differs between cells)."""
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def read_memory(path: Path = MEMORY) -> list[Remembered]:
+    """The translation memory: `en:` and `zh:` lines in pairs, `#` comments, blank lines between."""
+    memory, english = [], None
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        key, _, text = line.partition(": ")
+        if key == "en" and english is None:
+            english = text
+        elif key == "zh" and english is not None:
+            memory.append(Remembered(english, text))
+            english = None
+        else:
+            raise TranslationError(f"{path.name}:{number}: expected an en: line then its zh: line")
+    if english is not None:
+        raise TranslationError(f"{path.name}: the last en: line has no zh: line")
+    return memory
+
+
+def memory_misses(english_text: str, chinese_text: str, memory: list[Remembered]) -> list[str]:
+    """Each remembered sentence the English uses whose one rendering the Chinese lacks."""
+    chinese = normalise(chinese_text)
+    return [f"{m.english!r} is rendered {expected!r}" for m in memory
+            for expected in m.expected_in(english_text) if expected not in chinese]
+
+
 # ------------------------------------------------------------------------ building
 _PARENT_LINK = re.compile(r"(\]\()\.\./(?!notebooks/|labs/)")
 

@@ -263,3 +263,60 @@ def test_a_label_the_widget_does_not_show_is_found():
     assert _labels_not_shown([("a", "然后按 **Run**。"), ("b", "切换到“简单窗口”"),
                               ("c", "点 **运行** 按钮，切换到“朴素窗口”")], catalogue) == [
         "a: 'Run' is shown as '运行'", "b: '简单窗口' is no label of the widgets (course.po)"]
+
+
+# ------------------------------------------------------------------------ translation memory
+def _translated_cells():
+    """(where, English text, Chinese text) of every translated Markdown cell of the edition."""
+    for notebook in editions.translated_notebooks():
+        by_hash = {e.source_hash: e for e in editions.read_entries(notebook)}
+        for cell in editions.markdown_cells(editions.read_english(notebook)):
+            entry = by_hash.get(editions.english_hash(cell.source))
+            if entry is not None and entry.mark != "todo":
+                yield f"{notebook.relative_to(REPO_ROOT)} {cell.id}", cell.source, entry.text
+
+
+def test_a_remembered_sentence_has_its_one_rendering_wherever_the_english_uses_it():
+    memory = editions.read_memory()
+    found, used = [], set()
+    for where, english, chinese in _translated_cells():
+        found += [f"{where}: {miss}" for miss in editions.memory_misses(english, chinese, memory)]
+        used |= {m for m in memory if m.expected_in(english)}
+    assert not found, "\n".join(found)
+    assert set(memory) == used, f"remembered but used by no cell: {set(memory) - used}"
+
+
+def test_identical_english_cells_have_identical_chinese():
+    renderings = {}
+    for where, english, chinese in _translated_cells():
+        renderings.setdefault(english, {}).setdefault(chinese, []).append(where)
+    found = [f"{english[:60]!r}: " + " / ".join(f"{chinese[:30]!r} in {', '.join(places)}"
+                                                for chinese, places in versions.items())
+             for english, versions in renderings.items() if len(versions) > 1]
+    assert not found, "\n".join(found)
+
+
+def test_every_chapter_and_lab_title_has_one_form():
+    found = []
+    for where, english, chinese in _translated_cells():
+        match = re.match(r"# (Chapter|Lab) (\d+)", english)
+        expected = match and (f"# 第 {match.group(2)} 章：" if match.group(1) == "Chapter"
+                              else f"# 实验 {match.group(2)}：")
+        if expected and not chinese.startswith(expected):
+            found.append(f"{where}: {chinese.splitlines()[0]!r} (write {expected}…)")
+    assert not found, "\n".join(found)
+
+
+def test_the_memory_finds_a_sentence_however_it_is_wrapped_and_keeps_numbers():
+    memory = [editions.Remembered("{n} questions on this chapter.", "本章共 {n} 道题。")]
+    assert editions.memory_misses("## Self-test\n\n4 questions on\nthis chapter.", "本章共 4 道题。", memory) == []
+    assert editions.memory_misses("4 questions on this chapter.", "本章共 5 道题。", memory) == [
+        "'{n} questions on this chapter.' is rendered '本章共 4 道题。'"]
+    assert editions.memory_misses("Other text.", "其他。", memory) == []
+
+
+def test_a_malformed_memory_is_refused(tmp_path):
+    path = tmp_path / "memory.txt"
+    path.write_text("en: One.\nen: Two.\nzh: 二。\n", encoding="utf-8")
+    with pytest.raises(TranslationError, match="memory.txt:2"):
+        editions.read_memory(path)
