@@ -8,7 +8,10 @@ no translation.
 from __future__ import annotations
 
 import json
+import os
 import re
+import unicodedata
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -242,7 +245,8 @@ def _labels_not_shown(texts, catalogue):
         for match in QUOTED.finditer(prose):
             label = next(group for group in match.groups() if group)
             if label in english:
-                found.append(f"{where}: {label!r} is shown as {english[label]!r}")
+                found.append(f"{where}: {label!r} is shown as {english[label]!r} (a label of "
+                             "printed output, which stays English, is code: `label`)")
         for match in CONTROL.finditer(prose):
             label = next(group for group in match.groups() if group)
             if label not in chinese:
@@ -262,7 +266,8 @@ def test_a_label_the_widget_does_not_show_is_found():
     catalogue = [Message("Run", "运行"), Message("naive window", "朴素窗口")]
     assert _labels_not_shown([("a", "然后按 **Run**。"), ("b", "切换到“简单窗口”"),
                               ("c", "点 **运行** 按钮，切换到“朴素窗口”")], catalogue) == [
-        "a: 'Run' is shown as '运行'", "b: '简单窗口' is no label of the widgets (course.po)"]
+        "a: 'Run' is shown as '运行' (a label of printed output, which stays English, is code: `label`)",
+        "b: '简单窗口' is no label of the widgets (course.po)"]
 
 
 # ------------------------------------------------------------------------ translation memory
@@ -320,3 +325,42 @@ def test_a_malformed_memory_is_refused(tmp_path):
     path.write_text("en: One.\nen: Two.\nzh: 二。\n", encoding="utf-8")
     with pytest.raises(TranslationError, match="memory.txt:2"):
         editions.read_memory(path)
+
+
+# ------------------------------------------------------------------------ quotations
+# the four sources are kept outside the repository (docs/sources.md): beside it, or where
+# COURSE_SOURCES says
+SOURCES = Path(os.environ.get("COURSE_SOURCES", REPO_ROOT.parent / "shared" / "seeds"))
+
+
+def _comparable(text: str) -> str:
+    """Text with the differences a quotation may have from its source removed: full- and
+    half-width forms, the kind of quote mark and dash, white space, our emphasis marks."""
+    text = unicodedata.normalize("NFKC", text)
+    for marks, plain in (("“”„", '"'), ("‘’", "'"), ("—–", "-")):
+        text = re.sub(f"[{marks}]", plain, text)
+    return re.sub(r"\s+|\*", "", text)
+
+
+def _unquoted(quotation: str, sources: list[str]) -> bool:
+    """Whether some part of a quotation is in no source (…… marks an elision between parts)."""
+    parts = [part for part in map(_comparable, re.split(r"…+", quotation)) if part]
+    return not parts or any(all(part not in source for source in sources) for part in parts)
+
+
+def test_a_quotation_is_found_only_in_its_source():
+    sources = ["上下文腐烂是指模型在长上下文中找不到信息。"]
+    assert not _unquoted("上下文腐烂是指模型在长上下文中找不到信息", sources)
+    assert not _unquoted("上下文腐烂是指……找不到信息", sources)             # an elision
+    assert not _unquoted("**上下文腐烂**是指模型在长上下文中找不到信息", sources)  # our emphasis
+    assert _unquoted("上下文腐化是指模型在长上下文中找不到信息", sources)
+    assert _unquoted("", sources)
+
+
+@pytest.mark.skipif(not SOURCES.is_dir(), reason=f"the sources are not at {SOURCES} (COURSE_SOURCES)")
+def test_every_quotation_in_the_chinese_edition_is_the_sources_own_words():
+    sources = [_comparable(path.read_text(encoding="utf-8")) for path in sorted(SOURCES.glob("*.txt"))]
+    found = [f"{path} {entry.cell_id}: 「{quotation}」"
+             for path, entry in _translation_texts()
+             for quotation in re.findall(r"「([^」]*)」", entry.text) if _unquoted(quotation, sources)]
+    assert sources and not found, "quoted in 「…」 but in no source:\n" + "\n".join(found)
