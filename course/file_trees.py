@@ -11,8 +11,9 @@ from typing import Iterator
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
 
-def file_sizes(root: Path) -> Iterator[int]:
-    """The size of every file (not folder, not followed link) under `root`, in no set order."""
+def files(root: Path) -> Iterator[os.DirEntry]:
+    """Every entry under `root` that is not a folder (files, links, FIFOs, devices), in no set
+    order; folders are entered, links to folders are not."""
     pending = [Path(root)]
     while pending:
         folder = pending.pop()
@@ -25,9 +26,18 @@ def file_sizes(root: Path) -> Iterator[int]:
                 if entry.is_dir(follow_symlinks=False):
                     pending.append(Path(entry.path))
                 else:
-                    yield entry.stat(follow_symlinks=False).st_size
+                    yield entry
             except OSError:
                 continue
+
+
+def file_sizes(root: Path) -> Iterator[int]:
+    """The size of every file (not folder, not followed link) under `root`, in no set order."""
+    for entry in files(root):
+        try:
+            yield entry.stat(follow_symlinks=False).st_size
+        except OSError:
+            continue
 
 
 def remove_tree(root: Path) -> None:

@@ -21,13 +21,16 @@ from course.labs import cell_key, cell_kind, whole
 FEEDBACK_DIR = "feedback"
 
 
-def lab_score(theirs: list[Submission]) -> str:
-    """A student's score in one lab from their submissions of it: "2 / 3", "not attempted",
-    "not graded" or "—" (none handed in)."""
+def lab_score(theirs: list[Submission], missing: str = "—") -> str:
+    """A student's score in one lab from their submissions of it: "2 / 3" (its final score,
+    "2 / 3 late" when it was handed in late), "not attempted", "not graded" or `missing` (none
+    handed in: "—", or "not handed in" for a student on the roster)."""
     done = next((s for s in theirs if not s.problem), None)
     if done is None:
-        return "not graded" if theirs else "—"
-    return f"{done.earned} / {done.points}" if done.attempted else "not attempted"
+        return "not graded" if theirs else missing
+    if not done.attempted:
+        return "not attempted"
+    return f"{done.final} / {done.points}" + (" late" if done.late else "")
 
 
 def failed_items(sub: Submission) -> list[str]:
@@ -42,9 +45,14 @@ def failed_items(sub: Submission) -> list[str]:
     if not sub.attempted:
         return [f"- {md(sub.lab)} ({where}): not attempted (every exercise is still the stub)", *notes]
     failed = [r for r in sub.rows if r["status"] != "pass"]
-    if not failed and not notes:
+    late = [f"  - late: {md(sub.late['why'])}: {sub.earned} − {sub.penalty} = {sub.final} / {sub.points}"] \
+        if sub.late else []
+    changed = [f"  - override of {md(o['check'])}: {md(o['was'])} → {md(o['now'])}: {md(o['reason'])}"
+               for o in sub.overrides]
+    failed = [r for r in failed if r["check"] not in {o["check"] for o in sub.overrides}]
+    if not failed and not notes and not late and not changed:
         return []
-    return [f"- {md(sub.lab)} ({where}): {sub.earned} / {sub.points}", *notes,
+    return [f"- {md(sub.lab)} ({where}): {sub.final} / {sub.points}", *notes, *late, *changed,
             *(f"  - ✗ {md(r['check'])} ({md(r['status'])}): {md(r['detail']) or 'failed'}" for r in failed)]
 
 
@@ -56,20 +64,23 @@ def feedback_file(student: str) -> str:
     return f"{student[:40]}-{hashlib.sha256(student.encode('utf-8')).hexdigest()[:12]}.md"
 
 
-def write_feedback(subs: list[Submission], labs: dict[str, dict], out: Path) -> Path:
-    """feedback/<student>.md for every student in `subs` (capped already: the gradebook's)."""
+def write_feedback(subs: list[Submission], labs: dict[str, dict], out: Path,
+                   roster_folders: tuple[str, ...] = ()) -> Path:
+    """feedback/<student>.md for every student in `subs` and every folder of the roster
+    (`roster_folders`; capped already: the gradebook's)."""
     folder = fresh_output_folder(out / FEEDBACK_DIR)
     lab_ids = sorted(labs)
     possible = whole(sum(labs[i]["points"] for i in lab_ids))
-    for student in sorted({s.student for s in subs}):
+    missing = "not handed in" if roster_folders else "—"
+    for student in sorted({s.student for s in subs} | set(roster_folders)):
         mine = [s for s in subs if s.student == student]
-        earned = whole(sum(s.earned for s in mine if not s.problem))
+        earned = whole(sum(s.final for s in mine if not s.problem))
         lines = [f"# Feedback for {md(student)}", "",
                  f"Your total: **{earned} / {possible}** points, over the labs graded in this class "
                  f"(a lab you did not hand in counts 0).", ""]
         if lab_ids:
             lines += ["| lab | your score |", "|---|---|"]
-            lines += [f"| {md(i)} | {lab_score([s for s in mine if s.lab == i])} |" for i in lab_ids]
+            lines += [f"| {md(i)} | {lab_score([s for s in mine if s.lab == i], missing)} |" for i in lab_ids]
         items = [item for s in mine for item in failed_items(s)]
         if items:
             lines += ["", "## What failed, and why (and notes on your notebooks)", "", *items]
@@ -111,8 +122,12 @@ def show_verdicts(copy: Path, sub: Submission, exercises: dict[str, str] | None)
                                               "worker, not in this notebook):\n\n"
                                               + _plain(exercises[key], ANSWER_LIMIT) + "\n")]
     notes = "".join(f"\n- note: {md(n)}" for n in sub.notes)
+    notes += "".join(f"\n- override of {md(o['check'])}: {md(o['was'])} → {md(o['now'])}: {md(o['reason'])}"
+                     for o in sub.overrides)
+    late = (f" Late: {md(sub.late['why'])}: {sub.earned} − {sub.penalty} = **{sub.final} / {sub.points}**."
+            if sub.late else "")
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(
-        f"**Graded: {sub.earned} / {sub.points} points** in {md(sub.lab)}. Under each check is the "
+        f"**Graded: {sub.earned} / {sub.points} points** in {md(sub.lab)}.{late} Under each check is the "
         f"gradebook's verdict: ✓ passed, or ✗ with the reason.{notes}"))
     nbformat.write(nb, copy)
 

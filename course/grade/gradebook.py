@@ -18,12 +18,14 @@ from course import reflections
 from course.grade.feedback import lab_score, failed_items, write_feedback
 from course.grade.student_text import (ANSWER_LIMIT, DETAIL_LIMIT, NAME_LIMIT, capped, csv_field, md,
                                        md_code, md_quoted, visible)
+from course.grade.roster import NOT_HANDED_IN, Person, absent, as_records, unmatched
 from course.grade.submissions import OUTPUT_FILES, Submission
 from course.labs import Lab, whole
 
 CSV_FIELDS = ["student", "notebook", "lab", "check", "status", "points", "earned", "detail", "edition"]
 
 FORMAT = "course-gradebook/1"
+LATE_CHECK = "late penalty"  # gradebook.csv's row of a late lab's penalty
 
 
 def reflection_rows(sub: Submission) -> list[dict]:
@@ -62,35 +64,56 @@ def capped_submission(sub: Submission) -> Submission:
                    reflections=[cap(r, ("answer",)) for r in sub.reflections])
 
 
+def late_row(sub: Submission) -> list[dict]:
+    """gradebook.csv's row for a late lab: its penalty as negative points earned, and why."""
+    if not sub.late:
+        return []
+    return [{"student": sub.student, "notebook": sub.notebook, "lab": sub.lab, "check": LATE_CHECK,
+             "status": "late", "points": "", "earned": whole(-sub.penalty), "detail": sub.late["why"],
+             "edition": sub.edition}]
+
+
 def write_gradebook(subs: list[Submission], labs: dict[str, dict], out: Path,
-                    shard: str | None = None, skipped: list[str] = ()) -> list[Path]:
+                    shard: str | None = None, skipped: list[str] = (),
+                    roster: list[Person] = ()) -> list[Path]:
     """Write the gradebook's files into `out`; `skipped` names the folders collecting passed over
-    as an earlier run's output (gradebook.md lists them)."""
+    as an earlier run's output (gradebook.md lists them); `roster` (`course.grade.roster`) gives
+    every student on it a row, handed in or not."""
     out.mkdir(parents=True, exist_ok=True)
     subs = sorted((capped_submission(s) for s in subs), key=lambda s: (s.student, s.notebook))
     skipped = sorted({_text(name, NAME_LIMIT) for name in skipped})
+    roster = list(roster)
     paths = [out / name for name in OUTPUT_FILES]
     with paths[0].open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, lineterminator="\n")
         writer.writeheader()
+        for person in absent(roster, {s.student for s in subs}):
+            writer.writerow({k: csv_field(v) for k, v in {
+                "student": person.folder, "notebook": "", "lab": "", "check": "", "status": NOT_HANDED_IN,
+                "points": "", "earned": 0, "detail": "", "edition": ""}.items()})
         for sub in subs:
             rows = [{"student": sub.student, "notebook": sub.notebook, "lab": sub.lab, "check": "",
                      "status": "not graded", "points": "", "earned": 0, "detail": sub.problem,
                      "edition": sub.edition}] if sub.problem else []
-            rows += [{**r, "edition": sub.edition} for r in sub.rows] + reflection_rows(sub)
+            rows += [{**r, "edition": sub.edition} for r in sub.rows] + late_row(sub) + reflection_rows(sub)
             writer.writerows({k: csv_field(v) for k, v in r.items()} for r in rows)
-    paths[1].write_text(markdown(subs, labs, skipped), encoding="utf-8")
+    paths[1].write_text(markdown(subs, labs, skipped, roster), encoding="utf-8")
     data = {"format": FORMAT, "shard": shard, "labs": labs, "skipped": skipped,
-            "submissions": [asdict(s) for s in subs]}
+            "roster": as_records(roster), "submissions": [asdict(s) for s in subs]}
     paths[2].write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    return paths + [write_feedback(subs, labs, out)]
+    return paths + [write_feedback(subs, labs, out, tuple(p.folder for p in roster))]
 
 
-def markdown(subs: list[Submission], labs: dict[str, dict], skipped: list[str] = ()) -> str:
-    """gradebook.md: a table (a score per lab and a total per student), then what went wrong."""
+def markdown(subs: list[Submission], labs: dict[str, dict], skipped: list[str] = (),
+             roster: list[Person] = ()) -> str:
+    """gradebook.md: a table (a score per lab and a total per student), then what went wrong,
+    the late work, the overrides and, with a roster, who is missing from it or from the class."""
     lab_ids = sorted(labs)
     possible = whole(sum(labs[i]["points"] for i in lab_ids))
-    students = sorted({s.student for s in subs})
+    handed_in = {s.student for s in subs}
+    students = sorted(handed_in | {p.folder for p in roster})
+    names = {p.folder: p for p in roster}
+    missing = NOT_HANDED_IN if roster else "—"
     mine = {name: [s for s in subs if s.student == name] for name in students}
     graded_count = sum(1 for s in subs if s.lab and not s.problem)
     broken = sum(1 for s in subs if s.problem)
@@ -105,12 +128,26 @@ def markdown(subs: list[Submission], labs: dict[str, dict], skipped: list[str] =
              f"{len(students)} students, {graded_count} lab notebooks graded{editions}, {broken} not graded. "
              f"The total counts every lab in this gradebook ({possible} points); a lab a student "
              f"did not hand in counts 0.{read}{passed_over}", "",
-             "| student | " + " | ".join(md(i) for i in lab_ids) + " | total |",
-             "|---|" + "---|" * len(lab_ids) + "---|"]
+             "| student | " + ("name | " if roster else "") + " | ".join(md(i) for i in lab_ids) + " | total |",
+             "|---|" + "---|" * (len(lab_ids) + bool(roster)) + "---|"]
     for name in students:
-        cells = [lab_score([s for s in mine[name] if s.lab == lab_id]) for lab_id in lab_ids]
-        earned = whole(sum(s.earned for s in mine[name] if not s.problem))
-        lines.append(f"| {md(name)} | " + " | ".join(cells) + f" | {earned} / {possible} |")
+        cells = [lab_score([s for s in mine[name] if s.lab == lab_id], missing) for lab_id in lab_ids]
+        earned = whole(sum(s.final for s in mine[name] if not s.problem))
+        who = (f"{md(names[name].name)} ({md(names[name].student_id)}) | " if name in names else
+               "*not on the roster* | ") if roster else ""
+        lines.append(f"| {md(name)} | {who}" + " | ".join(cells) + f" | {earned} / {possible} |")
+    if roster:
+        away = absent(roster, handed_in)
+        strangers = unmatched(roster, handed_in)
+        lines += ["", f"Roster: {len(roster)} students, {len(away)} handed in nothing"
+                  + (f" ({', '.join(md(p.folder) for p in away)})" if away else "") + "."]
+        if strangers:
+            lines += ["", "## Not on the roster", "",
+                      "These folders hold work that matches no roster line (a misspelt folder? a "
+                      "student missing from the roster?): graded, but nobody's until you add them.", ""]
+            lines += [f"- {md_code(name)}: {', '.join(md_code(s.notebook) for s in mine[name])}"
+                      for name in strangers]
+    lines += late_markdown(subs) + overrides_markdown(subs)
     details = []
     for name in students:
         items = []
@@ -126,6 +163,27 @@ def markdown(subs: list[Submission], labs: dict[str, dict], skipped: list[str] =
         lines += ["", "## What failed, and why"] + details
     lines += reflections_markdown(students, mine)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def late_markdown(subs: list[Submission]) -> list[str]:
+    """gradebook.md's Late work: each late lab's raw score, penalty and final score, and why."""
+    late = [s for s in subs if s.late]
+    if not late:
+        return []
+    return ["", "## Late work", "", "| student | lab | raw | penalty | final | why |", "|---|---|---|---|---|---|"] + [
+        f"| {md(s.student)} | {md(s.lab)} | {s.earned} / {s.points} | −{s.penalty} | {s.final} / {s.points} "
+        f"| {md(s.late['why'])} |" for s in late]
+
+
+def overrides_markdown(subs: list[Submission]) -> list[str]:
+    """gradebook.md's Overrides: each check the instructor overrode, what grading said, and why."""
+    rows = [(s, o) for s in subs for o in s.overrides]
+    if not rows:
+        return []
+    return ["", "## Overrides", "", "| student | lab | check | graded | now | reason |",
+            "|---|---|---|---|---|---|"] + [
+        f"| {md(s.student)} | {md(s.lab)} | {md(o['check'])} | {md(o['was'])} | {md(o['now'])} | {md(o['reason'])} |"
+        for s, o in rows]
 
 
 def reflections_markdown(students: list[str], mine: dict[str, list[Submission]]) -> list[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from course.file_trees import remove_tree
 from course.grade.feedback import show_verdicts
-from course.grade.submissions import Submission, fresh_output_folder, grader_failed, progress_line, row
+from course.grade.submissions import GRADED_MARK, Submission, fresh_output_folder, grader_failed, progress_line, row
 from course.labs import Lab, cell_key, cell_points, cell_problem, nbval_graded, read_notebook
 from course.labs.answer_keys import SCRATCH_SUFFIX, program_path, write_graded
 from course.paths import REPO_ROOT
@@ -110,16 +110,20 @@ def scratch_folder(prefix: str):
 
 def grade_all_nbval(subs: list[Submission], root: Path, labs: dict[str, Lab], timeout: float,
                     jobs: int, out: Path, report=print, confined: bool = True,
-                    notebook_timeout: float | None = None) -> None:
+                    notebook_timeout: float | None = None, adjust=None, partial: bool = False) -> None:
     """Grade every matched, attempted notebook through pytest + nbval: the graded copies, in
     chunks, `jobs` pytest processes at a time; the copies are kept in OUT/graded-notebooks,
-    showing the verdicts (`course.grade.feedback.show_verdicts`)."""
+    showing the verdicts (`course.grade.feedback.show_verdicts`) once `adjust(sub)` (the
+    instructor's overrides and late policy) has run. `partial` (a regrade of some rows) keeps
+    the other students' graded copies there."""
     from concurrent.futures import ThreadPoolExecutor
 
     todo = [s for s in subs if s.lab and not s.problem and s.attempted]
     done = 0
     if todo:
-        keep = fresh_output_folder(out / GRADED_DIR)
+        keep = out / GRADED_DIR
+        if not (partial and (keep / GRADED_MARK).is_file()):
+            fresh_output_folder(keep)
     with scratch_folder("course-nbval-") as work:
         paths, shown = {}, {}
         for sub in todo:
@@ -146,6 +150,8 @@ def grade_all_nbval(subs: list[Submission], root: Path, labs: dict[str, Lab], ti
                 for sub in chunk:
                     try:
                         record_nbval(sub, cases, output, labs[sub.lab])
+                        if adjust is not None:
+                            adjust(sub)
                         show_verdicts(keep / sub.student / paths[id(sub)].name, sub, shown[id(sub)])
                     except Exception as exc:  # as above
                         sub.problem = grader_failed(exc)

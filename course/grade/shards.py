@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from course.grade.gradebook import FORMAT, write_gradebook
+from course.grade.roster import from_records
 from course.grade.submissions import Submission
 
 def shard_of(student: str, shards: int) -> int:
@@ -28,7 +29,7 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 def merge(folders: list[Path], out: Path) -> list[Path]:
     """Combine shard gradebooks (their gradebook.json) into one gradebook in `out`."""
-    subs, labs, shards, owner, skipped = [], {}, {}, {}, set()
+    subs, labs, shards, owner, skipped, roster = [], {}, {}, {}, set(), []
     for folder in folders:
         path = folder / "gradebook.json"
         try:
@@ -42,6 +43,7 @@ def merge(folders: list[Path], out: Path) -> list[Path]:
             raise SystemExit(f"merge: shard {shard} appears twice: {shards[shard]} and {folder}")
         shards[shard] = folder
         skipped.update(data.get("skipped", []))
+        roster += from_records(data.get("roster") or [])
         for lab_id, info in data["labs"].items():
             if labs.setdefault(lab_id, info)["sha256"] != info["sha256"]:
                 raise SystemExit(f"merge: the shards graded different releases of {lab_id}")
@@ -58,4 +60,5 @@ def merge(folders: list[Path], out: Path) -> list[Path]:
     missing = [f"{k}/{n}" for k in range(1, n + 1) if f"{k}/{n}" not in shards]
     if missing:
         raise SystemExit(f"merge: shard(s) {', '.join(missing)} missing")
-    return write_gradebook(subs, dict(sorted(labs.items())), out, skipped=sorted(skipped))
+    return write_gradebook(subs, dict(sorted(labs.items())), out, skipped=sorted(skipped),
+                           roster=sorted(roster, key=lambda p: p.folder))

@@ -11,7 +11,7 @@ and their reflections. Before any of it is written:
   direction and format controls, and lone surrogates (text no file can encode) are spelt out,
   `\\x1b`, `\\u202e`, `\\ud800`, so what is shown is what is there;
 - then escaped for its format: `md` (one line of Markdown text: nothing in it can start a
-  heading, a table row, a list, a link or HTML), `md_code` (a code span), `md_quoted` (a
+  heading, a table row, a list, a link or HTML), `md_code` (a code span), `md_block` (code, fenced), `md_quoted` (a
   reflection's lines, in a block quote) and `csv_field` (a spreadsheet never reads it as a
   formula: a leading `=`, `+`, `-`, `@`, tab or carriage return gets a `'` before it, as OWASP
   advises; the value is otherwise unchanged).
@@ -72,6 +72,14 @@ def md_code(text: str) -> str:
     fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_block(text: str) -> list[str]:
+    """`text` (a student's code) as a fenced Markdown code block: visible, fenced by more
+    backticks than any run in it, so no line of it can close the block early."""
+    text = visible(text)
+    fence = "`" * max(3, max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    return [fence, *text.rstrip("\n").split("\n"), fence]
 
 
 def md_quoted(text: str, prefix: str = "   > ") -> list[str]:

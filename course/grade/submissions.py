@@ -19,6 +19,8 @@ from course.labs import (Lab, LabError, cell_key, cell_kind, cell_points, exerci
 # The grader's own output: collecting skips these files, this run's output folder, and the
 # folders the grader marks as its own (graded-notebooks/ and feedback/, of any run).
 OUTPUT_FILES = ("gradebook.csv", "gradebook.md", "gradebook.json")
+MANIFEST = "collect-manifest.json"  # written by `python -m course.collect` beside the notebooks
+REPORTS = ("similarity.md", "export-canvas.csv", "export-moodle.csv")  # --similarity, --export
 GRADED_MARK = ".course-graded-notebooks"
 MAX_NOTEBOOK_BYTES = 64 * 2**20  # the released labs are well under 1 MB
 
@@ -35,10 +37,18 @@ class Submission:
     lesson: str = ""            # a lesson's id ("01_agent_loop") when this is a copy of a lesson
     reflections: list[dict] = field(default_factory=list)  # its answers (course.reflections.collect)
     edition: str = ""           # the language of the edition handed in: "en" or "zh-CN"
+    penalty: int | float = 0    # points off for lateness (`course.grade.late`)
+    late: dict = field(default_factory=dict)  # when it was handed in, its deadline, and why
+    overrides: list[dict] = field(default_factory=list)  # the instructor's (`course.grade.overrides`)
 
     @property
     def earned(self):
+        """The raw score: its checks' points (overrides included), before any late penalty."""
         return whole(sum(r["earned"] for r in self.rows))
+
+    @property
+    def final(self):
+        return whole(max(0, self.earned - self.penalty))
 
     @property
     def points(self):
@@ -73,7 +83,7 @@ def collect(submissions_dir: Path, skip: tuple[Path, ...] = (), skipped: list[st
     skip = tuple(p.resolve() for p in skip)
     found: list[tuple[Submission, bool]] = []  # each with: did it come from a student's folder
     for entry in sorted(submissions_dir.iterdir()):
-        if entry.name.startswith(".") or entry.name in OUTPUT_FILES or entry.name == "__pycache__":
+        if entry.name.startswith(".") or entry.name in (*OUTPUT_FILES, *REPORTS, MANIFEST, "__pycache__"):
             continue
         name = display_name(entry.name)
         student = name[:-len(".ipynb")] if name.endswith(".ipynb") and len(name) > 6 else name
