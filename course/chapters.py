@@ -407,6 +407,29 @@ CHAPTERS: tuple[Chapter, ...] = (
                          "section 3, 'One conversation, one cache; one model, one cache'"),
                 Question("q4", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
                          "section 1, 'The action space, in layers'"))),
+    Chapter("16", "real_model", "A real model on your machine",
+            "a small real model served here: its template, its stream, its cache and what length does to recall, measured",
+            "serve SmolLM2 (or any GGUF) locally through the course's client, render its chat template and "
+            "count the envelope in its own tokens, read the raw stream for time to first token and decode "
+            "speed, measure the prefix cache cold, again and after a change at the top or the end against "
+            "the teaching model's simulated timing, score a needle grid of independent trials with Wilson "
+            "intervals, see where attention goes, and say which of the teaching model's rules a real "
+            "model agrees with, disagrees with or cannot follow at its size",
+            "solutions.real_model", ("ttft_and_decode", "needle_cells", "template_overhead", "self_test"),
+            parts=("course/givens/real_model.py", "lesson_support/real_model/",
+                   "lesson_support/widgets/real_model.py", "data/real_model/",
+                   "tests/solutions/test_real_model_answers.py", "tests/lesson_support/test_real_model*.py"),
+            self_test=(
+                Question("q1", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 1, 'The template and the tokens'"),
+                Question("q2", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+                         "section 2, 'The raw stream, and two speeds'"),
+                Question("q3", "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6",
+                         "section 3, 'The KV cache, for real'"),
+                Question("q4", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 4, 'Context rot, measured'"),
+                Question("q5", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+                         "section 6, 'Simulation against a real model'"))),
 )
 
 
@@ -422,10 +445,7 @@ SHARED_PARTS: tuple[str, ...] = (
 )
 # Parts of a chapter being written that the registry does not list yet (its lesson and lab are
 # still to come): kept out of the ownership check until the chapter's entry takes them as `parts`.
-IN_PROGRESS: dict[str, tuple[str, ...]] = {
-    "16, a real model on your machine (issue 48): the measuring library and its data": (
-        "lesson_support/real_model/", "data/real_model/", "tests/lesson_support/test_real_model*.py"),
-}
+IN_PROGRESS: dict[str, tuple[str, ...]] = {}
 # The folders whose every file belongs to a chapter (or to SHARED_PARTS).
 CHAPTER_FOLDERS: tuple[str, ...] = (
     "notebooks/", "labs/", f"{CHINESE_EDITION}/", "translations/", "solutions/", "lesson_support/",

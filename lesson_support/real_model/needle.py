@@ -7,8 +7,8 @@ text, make trials copies of each other). Only the system instruction and the tem
 are the same in every trial; each trial records the cached tokens its backend reported, and
 `independence` checks that no trial reused more than that header.
 
-A cell (length, depth, distractors) is scored with chapter 12's Wilson interval
-(`solutions.evaluation.stats.wilson`); `heat_map` draws the grid.
+A cell (length, depth, distractors) is scored with chapter 12's Wilson interval by lab 16's
+answer (`solutions.real_model.needle_cells`, here `cells`); `heat_map` draws the grid.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from lesson_support.real_model.filler import haystack, letters
 from lesson_support.real_model.stream import stream_summary, timed_stream
 from course.usage import read_usage
-from solutions.evaluation.stats import wilson
+from solutions.real_model import needle_cells as cells  # noqa: F401 (the lab's answer scores the grid)
 
 DEPTHS = (0.0, 0.25, 0.5, 0.75, 1.0)
 INSTRUCTION = "You answer questions about the document the user gives you, from the document only."
@@ -104,22 +104,6 @@ def run_grid(request, count: Callable[[str], int], lengths: Sequence[int], depth
             progress(f"trial {t} length {length} depth {depth} distractors {k}: "
                      f"{row['answer']} vs {row['key']} ({'ok' if row['success'] else 'miss'})")
     return rows
-
-
-def cells(rows: Sequence[dict], level: float = 0.95) -> list[dict]:
-    """Per (distractors, length, depth): successes of n, the rate and its Wilson interval, and
-    how often a decoy was answered."""
-    groups: dict[tuple, list[dict]] = {}
-    for row in rows:
-        groups.setdefault((row["distractors"], row["length"], row["depth"]), []).append(row)
-    out = []
-    for (k, length, depth), these in sorted(groups.items()):
-        wins = sum(r["success"] for r in these)
-        low, high = wilson(wins, len(these), level)
-        out.append({"distractors": k, "length": length, "depth": depth, "n": len(these),
-                    "successes": wins, "rate": wins / len(these), "low": low, "high": high,
-                    "took_decoy": sum(r["took_decoy"] for r in these)})
-    return out
 
 
 def independence(rows: Sequence[dict]) -> dict:

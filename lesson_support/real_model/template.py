@@ -16,15 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from course.givens.real_model import SAMPLE_MESSAGES  # noqa: F401 (the lesson's conversation)
+from solutions.real_model import template_overhead as envelope_overhead  # lab 16's answer
 from solutions.tokens import CORPUS_DIR, count_tokens, load_corpus
-
-# A conversation of the shape chapter 01 sends: system, user, an assistant reply, user again.
-SAMPLE_MESSAGES = (
-    {"role": "system", "content": "You are a support agent for a bicycle shop."},
-    {"role": "user", "content": "Do you repair hydraulic brakes?"},
-    {"role": "assistant", "content": "Yes: bleeding and pad changes, usually the same day."},
-    {"role": "user", "content": "How much is a bleed for both wheels?"},
-)
 
 
 def template_of(engine) -> str:
@@ -36,20 +30,6 @@ def model_counter(engine) -> Callable[[str], int]:
     """Token count under the model's own tokenizer, special tokens read as special (one token
     each, as the engine feeds them) and no BOS added (the template writes its own, if any)."""
     return lambda text: len(engine.tokenize(text))
-
-
-def envelope_overhead(messages: Sequence[dict], render: Callable[[Sequence[dict]], str],
-                      count: Callable[[str], int]) -> dict:
-    """What the template adds around the contents: the rendered prompt's tokens minus the
-    contents' own tokens, in total and per message. (Counting contents apart can differ by a
-    token at a seam from counting them in place; the template's markers sit on the seams, so
-    the difference is the envelope's.)"""
-    prompt = render(messages)
-    contents = sum(count(m["content"]) for m in messages)
-    total = count(prompt)
-    return {"messages": len(messages), "prompt_tokens": total, "content_tokens": contents,
-            "overhead_tokens": total - contents, "overhead_per_message": (total - contents) / len(messages),
-            "prompt": prompt}
 
 
 def template_table(messages: Sequence[dict], render: Callable[[Sequence[dict]], str],

@@ -131,10 +131,10 @@ def test_a_trial_leaves_room_for_an_answer_that_restates_the_question():
 
 
 def test_cells_score_each_cell_with_chapter_12s_wilson_interval():
-    rows = [{"distractors": 0, "length": 500, "depth": 0.5, "success": i < 7, "took_decoy": False}
+    rows = [{"seed": i, "distractors": 0, "length": 500, "depth": 0.5, "success": i < 7, "took_decoy": False}
             for i in range(10)]
-    rows += [{"distractors": 2, "length": 500, "depth": 0.5, "success": False, "took_decoy": i < 3}
-             for i in range(4)]
+    rows += [{"seed": 10 + i, "distractors": 2, "length": 500, "depth": 0.5, "success": False,
+              "took_decoy": i < 3} for i in range(4)]
     cells = needle.cells(rows)
     assert [(c["distractors"], c["n"], c["successes"], c["took_decoy"]) for c in cells] == [
         (0, 10, 7, 0), (2, 4, 0, 3)]
@@ -164,8 +164,9 @@ def test_heat_map_draws_one_panel_per_distractor_setting():
     import matplotlib
 
     matplotlib.use("Agg")
-    rows = [{"distractors": k, "length": n, "depth": d, "success": random.Random(f"{k}{n}{d}").random() < .5,
-             "took_decoy": False} for k in (0, 2) for n in (500, 1000) for d in (0.0, 0.5, 1.0)]
+    rows = [{"seed": f"{k}{n}{d}", "distractors": k, "length": n, "depth": d,
+             "success": random.Random(f"{k}{n}{d}").random() < .5, "took_decoy": False}
+            for k in (0, 2) for n in (500, 1000) for d in (0.0, 0.5, 1.0)]
     axes = needle.heat_map(needle.cells(rows))
     assert len(axes) == 2 and len(axes[0].texts) == 6
     import matplotlib.pyplot as plt
@@ -296,7 +297,7 @@ def test_the_report_prints_each_table_from_its_rows(tmp_path):
     simulated = [{"length": 500, "scenario": s, "prompt_tokens": 520, "cached_tokens": 0, "ttft_s": 0.3}
                  for s in prefix_cache.SCENARIOS]
     assert "disagree" in report.comparison_table(prefix_cache.comparison(summary, simulated))
-    cells = needle.cells([{"distractors": 2, "length": 250, "depth": 0.5, "success": True, "took_decoy": False}])
+    cells = needle.cells([{"seed": 0, "distractors": 2, "length": 250, "depth": 0.5, "success": True, "took_decoy": False}])
     assert report.needle_table(cells).splitlines()[1].split() == ["250", "50%", "2", "1/1", "100%",
                                                                    "0.21–1.00", "0"]
     row = {"probe": "p", "trials": 3, "follows_rule": 0, "control_ok": 3, "verdict": "disagrees"}
