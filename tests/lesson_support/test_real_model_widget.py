@@ -1,22 +1,12 @@
 """Chapter 16's cache explorer: what it reads from cache.json for a length and a request, and what
-it says and draws, in English and in Chinese."""
+it says and draws (in Chinese: tests/lesson_support/test_widgets_i18n.py)."""
 from __future__ import annotations
 
 import pytest
 
-import course.i18n as i18n
 from lesson_support.real_model import report
 from lesson_support.real_model.prefix_cache import SCENARIOS
 from lesson_support.widgets.real_model import bars_html, cache_explorer, scenario_line, scenario_view
-
-
-@pytest.fixture(autouse=True)
-def english_unless_told(monkeypatch):
-    for name in ("COURSE_LANGUAGE", "JPY_SESSION_NAME"):
-        monkeypatch.delenv(name, raising=False)
-    i18n._resolve.cache_clear()
-    yield
-    i18n._resolve.cache_clear()
 
 
 def summary_row(length, scenario, median, evaluated, cached, of_cold):
@@ -91,14 +81,6 @@ def test_the_explorer_wires_its_controls_to_the_read_out():
     assert "top changed at 300 tokens" in out.value
     scenario.value = "end_change"  # moving a control redraws the read-out
     assert "end changed at 300 tokens" in out.value and "they disagree" in out.value
-
-
-def test_the_explorer_in_chinese(monkeypatch):
-    monkeypatch.setenv("COURSE_LANGUAGE", "zh-CN")
-    line = scenario_line(scenario_view(RESULTS, 300, "end_change"))
-    assert line.startswith("300 个 token 时修改末行：SmolLM2 在 300 个提示 token 中计算了 30 个")
-    assert "教学模型模拟" in line and "二者不一致" in line
-    assert "SmolLM2 实测" in bars_html(scenario_view(RESULTS, 300, "end_change"))
 
 
 def test_every_reason_the_comparison_gives_is_translatable():

@@ -9,6 +9,7 @@ import course.i18n as i18n
 import lesson_support.widgets.agent_loop as agent_loop
 import lesson_support.widgets.costs as costs
 import lesson_support.widgets.kv_cache as kv_cache
+import lesson_support.widgets.real_model as real_model
 import lesson_support.widgets.tokens as tokens
 
 
@@ -118,3 +119,17 @@ def test_the_agent_composer_of_chapter_15_speaks_chinese(chinese):
     shown = architecture.summary_html(row)
     assert "<th>命中率</th>" in shown and "<th>动作空间</th>" not in shown, shown
     assert "搜索耗时（秒）" in shown and "1,000" in shown and "ten atomic" in shown
+
+
+def test_the_cache_explorer_of_chapter_16_speaks_chinese(chinese):
+    measured = {"length": 300, "scenario": "end_change", "n": 3, "prompt_tokens": 300, "ttft_median_s": 0.6,
+                "ttft_min_s": 0.3, "ttft_max_s": 1.2, "ttft_q1_s": 0.6, "ttft_q3_s": 0.6,
+                "evaluated_median": 30, "cached_median": 270, "of_cold": 0.1}
+    compared = {"length": 300, "scenario": "end_change", "real_ttft_s": 0.6, "real_of_cold": 0.1,
+                "real_cached": 270, "sim_ttft_s": 0.27, "sim_of_cold": 1.0, "sim_cached": 0, "verdict": "disagree",
+                "why": "llama.cpp reuses any shared prefix; the simulated provider caches nothing under 1,024 tokens"}
+    view = real_model.scenario_view({"summary": [measured], "comparison": [compared]}, 300, "end_change")
+    line = real_model.scenario_line(view)
+    assert line.startswith("300 个 token 时修改末行：SmolLM2 在 300 个提示 token 中计算了 30 个（270 个取自缓存）")
+    assert "教学模型模拟" in line and "二者不一致" in line and "模拟的服务商在 1,024 个 token 以下" in line
+    assert "SmolLM2 实测" in real_model.bars_html(view) and "首 token 时间" in real_model.bars_html(view)
