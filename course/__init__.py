@@ -19,3 +19,11 @@ except Exception as _exc:  # never break an import; say clearly what is wrong in
 from course import plotting as _plotting
 
 _plotting.install()
+
+
+def inspect():
+    """The context inspector over this session's trace (course/tracing): `course.inspect()` in
+    any lesson shows what every request's context was made of and why its cache stopped."""
+    from course.tracing import inspect as inspector
+
+    return inspector()

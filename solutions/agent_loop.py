@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 
+from course import tracing
+
 ROLES = ("system", "developer", "user", "assistant", "tool")
 
 
@@ -49,19 +51,24 @@ def run_agent(client, messages: list, tools: list, execute_tool, max_iterations:
 
         model = model_name()
     history = [as_dict(m) for m in messages]
-    for call_number in range(1, max_iterations + 1):
-        kwargs = {"tools": tools} if tools else {}
-        reply = client.chat.completions.create(model=model, messages=history, **kwargs)
-        message = reply.choices[0].message
-        history.append(as_dict(message))
-        if not message.tool_calls:
-            return {"outcome": "answered", "text": message.content, "messages": history,
-                    "api_calls": call_number}
-        calls = message.tool_calls
-        with ThreadPoolExecutor(max_workers=min(8, len(calls))) as pool:
-            results = list(pool.map(lambda c: _tool_result(execute_tool, c.function.name,
-                                                           c.function.arguments), calls))
-        history += [{"role": "tool", "tool_call_id": c.id, "content": r} for c, r in zip(calls, results)]
+    with tracing.agent_run("run_agent"):  # the run's requests and tool calls are its children
+        for call_number in range(1, max_iterations + 1):
+            kwargs = {"tools": tools} if tools else {}
+            reply = client.chat.completions.create(model=model, messages=history, **kwargs)
+            message = reply.choices[0].message
+            history.append(as_dict(message))
+            if not message.tool_calls:
+                return {"outcome": "answered", "text": message.content, "messages": history,
+                        "api_calls": call_number}
+            calls, run = message.tool_calls, tracing.context()
+
+            def execute(c):
+                with tracing.tool_call(c.function.name, c.id, context=run):
+                    return _tool_result(execute_tool, c.function.name, c.function.arguments)
+
+            with ThreadPoolExecutor(max_workers=min(8, len(calls))) as pool:
+                results = list(pool.map(execute, calls))
+            history += [{"role": "tool", "tool_call_id": c.id, "content": r} for c, r in zip(calls, results)]
     return {"outcome": "max_iterations", "text": None, "messages": history,
             "api_calls": max_iterations}
 

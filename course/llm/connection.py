@@ -60,6 +60,7 @@ def model_name() -> str:
 
 def serve(port: int = 0) -> ServerHandle:
     """Start a private teaching model on 127.0.0.1 (port 0 picks a free one)."""
+    traced()
     return ServerHandle(port=port)
 
 
@@ -72,9 +73,18 @@ def default_server() -> ServerHandle:
         return _default
 
 
+def traced() -> None:
+    """Every request of this process becomes a span from here on (course/tracing; COURSE_TRACE=off
+    turns it off): the one place the course starts tracing, before any client it builds."""
+    from course.tracing import install
+
+    install()
+
+
 def client(**kwargs):
     """An `openai.OpenAI` client: the real provider or the local model if configured, else the
     teaching model."""
+    traced()
     if local_model_configured():
         from course.local_model import default_server as local_server
 

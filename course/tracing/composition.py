@@ -1,0 +1,153 @@
+"""What a request's context is made of, and where it first differs from the previous request:
+pure functions of the request (its messages and tools), no OpenTelemetry here.
+
+Every message belongs to one *part* (system prompt, history, tool results, notes, a summary …).
+The part is said by the code that put the message there (`tag`), never guessed from the text;
+an untagged message falls back to its role's part (a structural fact, not a guess). The tools
+block is always "tool definitions".
+
+Tokens are counted with the teaching model's template (course/llm/template.py): exact for the
+teaching model, an estimate for a real provider (whose `usage` stays the ground truth).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from course.i18n import N_
+
+TOOLS_PART = N_("tool definitions")
+ROLE_PARTS = {"system": N_("system prompt"), "developer": N_("system prompt"),
+              "user": N_("history"), "assistant": N_("history"), "tool": N_("tool results")}
+OTHER_PART = N_("history")
+# Parts course code tags (any other name is allowed too: these are the common ones).
+PARTS = (N_("system prompt"), TOOLS_PART, N_("history"), N_("tool results"), N_("notes"),
+         N_("status bar"), N_("skills"), N_("retrieved memory"), N_("summary"))
+
+_TAGS: OrderedDict[str, str] = OrderedDict()   # message hash -> part, most recent last
+_TAGS_LIMIT = 100_000                          # a bound, so a long session cannot grow it forever
+_tags_lock = threading.Lock()
+
+
+def as_plain(message) -> dict:
+    """A message as a plain dict (the SDK's message objects are accepted by `create` too)."""
+    if isinstance(message, dict):
+        return message
+    dump = getattr(message, "model_dump", None)
+    return dump(exclude_none=True) if dump else {"content": str(message)}
+
+
+def message_hash(message) -> str:
+    """A short, stable digest of one message: equal messages, equal digests."""
+    text = json.dumps(as_plain(message), sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def tag(part: str, message):
+    """Say which part of the context `message` is ("notes", "summary", …); returns the message,
+    so it can be written inline: `messages.append(tag("notes", {"role": "user", ...}))`.
+    The tag belongs to the message's content: an equal message sent later has the same part."""
+    key = message_hash(message)
+    with _tags_lock:
+        _TAGS[key] = part
+        _TAGS.move_to_end(key)
+        while len(_TAGS) > _TAGS_LIMIT:
+            _TAGS.popitem(last=False)
+    return message
+
+
+def part_of(message, digest: str) -> str:
+    """The part `message` was tagged with, else its role's part."""
+    tagged = _TAGS.get(digest)
+    if tagged is not None:
+        return tagged
+    return ROLE_PARTS.get(as_plain(message).get("role"), OTHER_PART)
+
+
+@dataclass(frozen=True)
+class Composition:
+    """One request's context: per unit (the tools block, then each message) its digest, part
+    and tokens; `fixed` is the tokens outside any message (the reply primer)."""
+
+    hashes: tuple[str, ...]
+    parts: tuple[str, ...]
+    tokens: tuple[int, ...]
+    fixed: int
+
+    @property
+    def total(self) -> int:
+        return sum(self.tokens) + self.fixed
+
+    def by_part(self) -> dict[str, int]:
+        """Tokens per part, in the order the parts first appear."""
+        out: dict[str, int] = {}
+        for part, count in zip(self.parts, self.tokens):
+            out[part] = out.get(part, 0) + count
+        return out
+
+
+_COUNTS: OrderedDict[str, int] = OrderedDict()  # message hash -> tokens (history repeats itself)
+_COUNTS_LIMIT = 50_000
+
+
+def _message_tokens(message: dict, digest: str) -> int:
+    from course.llm.template import message_token_count
+
+    count = _COUNTS.get(digest)
+    if count is None:
+        count = message_token_count(message)
+        _COUNTS[digest] = count
+        if len(_COUNTS) > _COUNTS_LIMIT:
+            _COUNTS.popitem(last=False)
+    return count
+
+
+def compose(messages, tools=None) -> Composition:
+    """The composition of a request (its `messages` and `tools`, as sent)."""
+    from course.llm.template import fixed_token_count
+
+    hashes, parts, tokens = [], [], []
+    fixed = fixed_token_count(None)
+    if tools:
+        block = fixed_token_count(list(tools)) - fixed
+        hashes.append(hashlib.blake2b(json.dumps(list(tools), sort_keys=True, default=str)
+                                      .encode(), digest_size=8).hexdigest())
+        parts.append(TOOLS_PART)
+        tokens.append(block)
+    for message in messages or ():
+        plain = as_plain(message)
+        digest = message_hash(plain)
+        hashes.append(digest)
+        parts.append(part_of(plain, digest))
+        tokens.append(_message_tokens(plain, digest))
+    return Composition(tuple(hashes), tuple(parts), tuple(tokens), fixed)
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Where a request first differs from the previous one with the same cache key: the unit
+    (0 is the tools block when there is one), the token position (everything before it is a
+    shared prefix) and the part of the unit that differs; `unit` None: the requests are equal
+    up to the shorter one's end."""
+
+    unit: int | None
+    token: int
+    part: str | None
+
+
+def divergence(before: Composition, now: Composition) -> Divergence:
+    """The first position where `now` differs from `before` (unit-wise: a changed message
+    breaks the prefix at its start)."""
+    shared = 0
+    for i, (a, b) in enumerate(zip(before.hashes, now.hashes)):
+        if a != b:
+            return Divergence(i, shared, now.parts[i])
+        shared += now.tokens[i]
+    if len(now.hashes) > len(before.hashes):  # the new units come after the whole old prompt
+        # the old prompt's generation primer is not part of the new one: the new unit starts here
+        i = len(before.hashes)
+        return Divergence(i, shared, now.parts[i])
+    return Divergence(None, shared, None)

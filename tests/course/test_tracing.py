@@ -1,0 +1,201 @@
+"""course.tracing on the teaching model (issue 49): every request a span of the GenAI
+conventions with the course's additions (composition by tagged part, cached tokens, where the
+prompt first differs from the previous one), agent runs and tool calls as parent and child spans,
+an OTLP JSON file per process, COURSE_TRACE=off, contents only on the conventions' opt-in, and
+the same spans sent to an OTLP/HTTP receiver by the real exporter."""
+from __future__ import annotations
+
+import gzip
+import http.server
+import json
+import threading
+
+import openai
+import pytest
+import wrapt
+
+import course.llm as llm
+import course.tracing as tracing
+from course.tracing import setup
+
+LONG = "You answer in one short sentence and never use tools you were not given. " * 80
+
+
+@pytest.fixture
+def traced(tmp_path, monkeypatch):
+    """Tracing started afresh, its file in tmp_path; stopped after (the process's own, if any,
+    is stopped first: the instrumentation is process-wide)."""
+    for name in ("COURSE_TRACE", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
+                 *setup.ENDPOINT_VARIABLES):
+        monkeypatch.delenv(name, raising=False)
+    tracing.shutdown()
+
+    def start():
+        return tracing.install(directory=tmp_path)
+
+    yield start
+    tracing.shutdown()
+
+
+def spans_named(state, prefix):
+    state.flush()
+    return [s for s in state.store.spans if s.name.startswith(prefix)]
+
+
+def test_a_request_is_a_genai_span_with_the_composition_by_part(traced):
+    state = traced()
+    with llm.serve() as server:
+        client = server.client()
+        messages = [{"role": "system", "content": LONG},
+                    tracing.tag("notes", {"role": "user", "content": "Note: the user is in Oslo."}),
+                    {"role": "user", "content": "What is the weather?"}]
+        reply = client.chat.completions.create(model=llm.MODEL_NAME, messages=messages)
+    (span,) = spans_named(state, "chat ")
+    a = span.attributes
+    assert span.name == f"chat {llm.MODEL_NAME}"
+    assert span.instrumentation_scope.schema_url == setup.SCHEMA_URL == \
+        "https://opentelemetry.io/schemas/1.37.0"
+    assert a["gen_ai.operation.name"] == "chat" and a["gen_ai.request.model"] == llm.MODEL_NAME
+    assert a["gen_ai.usage.input_tokens"] == reply.usage.prompt_tokens
+    assert a["gen_ai.usage.cache_read.input_tokens"] == 0
+    assert list(a["course.context.parts"]) == ["system prompt", "notes", "history"]
+    # the course's count is the teaching model's own: the parts and the primer add up to it
+    assert a["course.context.tokens"] == reply.usage.prompt_tokens
+    assert sum(a["course.context.part_tokens"]) < reply.usage.prompt_tokens
+    assert "gen_ai.input.messages" not in a  # contents are off unless the student opts in
+
+
+def test_where_a_request_first_differs_from_the_previous_one_and_what_the_cache_kept(traced):
+    traced()
+    tools = [{"type": "function", "function": {"name": "weather", "description": "weather",
+                                               "parameters": {"type": "object", "properties": {}}}}]
+    base = [{"role": "system", "content": LONG}, {"role": "user", "content": "Hello there."}]
+    with llm.serve() as server:
+        client = server.client()
+        send = lambda messages: client.chat.completions.create(  # noqa: E731
+            model=llm.MODEL_NAME, messages=messages, tools=tools)
+        send(base)
+        grown = send(base + [{"role": "assistant", "content": "Hi."},
+                             {"role": "user", "content": "And now?"}])
+        with tracing.compaction("rewrite the system prompt", layer=1):
+            broken = send([{"role": "system", "content": "Today: Monday. " + LONG}] + base[1:])
+    first, second, third = tracing.requests()
+    assert first.previous_span_id is None and tracing.records.cache_reason(first)[0] == "first"
+    # appended messages: the whole earlier prompt (but its reply primer) is shared
+    assert second.previous_span_id == first.span_id and second.diverges_at_unit == 3
+    assert second.diverging_part == "history"
+    assert second.shared_prefix_tokens == sum(first.parts.values())
+    assert second.cached_tokens == grown.usage.prompt_tokens_details.cached_tokens > 0
+    assert second.cached_tokens == second.shared_prefix_tokens // 128 * 128
+    assert tracing.records.cache_reason(second)[0] == "diverged"
+    # a changed system prompt: unit 1 (after the tools block) differs, the cache keeps the tools
+    assert third.diverges_at_unit == 1 and third.diverging_part == "system prompt"
+    assert third.shared_prefix_tokens == third.parts["tool definitions"]
+    assert third.cached_tokens == broken.usage.prompt_tokens_details.cached_tokens == 0
+    assert tracing.records.cache_reason(third)[0] == "below_minimum"
+    assert third.compaction == "1: rewrite the system prompt" and second.compaction is None
+
+
+def test_an_agent_run_is_the_parent_of_its_requests_and_tool_calls(traced):
+    from solutions.agent_loop import run_agent
+
+    state = traced()
+    tools = [{"type": "function", "function": {
+        "name": "get_weather", "description": "Current weather for a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                       "required": ["city"]}}}]
+    with llm.serve() as server:
+        run = run_agent(server.client(), [{"role": "user", "content": "What is the weather in Oslo?"}],
+                        tools, lambda name, args: {"city": args.get("city"), "sky": "clear"},
+                        model=llm.MODEL_NAME)
+    (agent,) = spans_named(state, "invoke_agent ")
+    chats = spans_named(state, "chat ")
+    tools_run = spans_named(state, "execute_tool ")
+    assert run["api_calls"] == len(chats) >= 2 and len(tools_run) >= 1
+    assert agent.attributes["gen_ai.operation.name"] == "invoke_agent"
+    for child in chats + tools_run:
+        assert child.parent.span_id == agent.context.span_id
+    assert tools_run[0].attributes["gen_ai.tool.name"] == "get_weather"
+    assert {r.run for r in tracing.requests()} == {"run_agent"}
+
+
+def test_the_trace_file_is_otlp_json_one_line_per_export(traced):
+    state = traced()
+    with llm.serve() as server:
+        server.client().chat.completions.create(model=llm.MODEL_NAME,
+                                                messages=[{"role": "user", "content": "hi"}])
+    state.flush()
+    assert state.path.parent == setup.TRACES_DIR or state.path.suffix == ".jsonl"
+    lines = state.path.read_text().splitlines()
+    spans = [span for line in lines for rs in json.loads(line)["resourceSpans"]
+             for ss in rs["scopeSpans"] for span in ss["spans"]]
+    (chat,) = [s for s in spans if s["name"].startswith("chat ")]
+    assert len(chat["traceId"]) == 32 and len(chat["spanId"]) == 16  # hex, as OTLP JSON says
+    keys = {a["key"] for a in chat["attributes"]}
+    assert {"gen_ai.usage.input_tokens", "course.context.parts", "course.cache.key"} <= keys
+
+
+def test_contents_are_recorded_only_on_the_conventions_opt_in(traced, monkeypatch):
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "span_only")
+    state = traced()
+    with llm.serve() as server:
+        server.client().chat.completions.create(model=llm.MODEL_NAME,
+                                                messages=[{"role": "user", "content": "hi"}])
+    (record,) = tracing.requests()
+    assert record.messages == [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]
+    assert spans_named(state, "chat ")
+
+
+def test_course_trace_off_starts_nothing(traced, monkeypatch, tmp_path):
+    monkeypatch.setenv("COURSE_TRACE", "off")
+    assert traced() is None
+    with llm.serve() as server:
+        server.client().chat.completions.create(model=llm.MODEL_NAME,
+                                                messages=[{"role": "user", "content": "hi"}])
+    assert tracing.current() is None and tracing.requests() == []
+    assert not isinstance(openai.resources.chat.completions.Completions.create, wrapt.ObjectProxy)
+    assert list(tmp_path.iterdir()) == []
+
+
+class Receiver(http.server.BaseHTTPRequestHandler):
+    """An OTLP/HTTP receiver's front door: takes POST /v1/traces (protobuf) and keeps the body."""
+
+    bodies: list = []
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        if self.headers.get("Content-Encoding") == "gzip":
+            body = gzip.decompress(body)
+        type(self).bodies.append((self.path, self.headers["Content-Type"], body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_collector_named_by_the_standard_variable_receives_the_spans(traced, monkeypatch):
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    Receiver.bodies = []
+    receiver = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{receiver.server_port}")
+        state = traced()
+        with llm.serve() as server:
+            server.client().chat.completions.create(model=llm.MODEL_NAME,
+                                                    messages=[{"role": "user", "content": "hi"}])
+        state.flush()
+    finally:
+        receiver.shutdown()
+        receiver.server_close()
+    assert Receiver.bodies and {path for path, _, _ in Receiver.bodies} == {"/v1/traces"}
+    names = []
+    for _, content_type, body in Receiver.bodies:
+        assert content_type == "application/x-protobuf"
+        request = ExportTraceServiceRequest.FromString(body)
+        names += [s.name for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans]
+    assert names == [f"chat {llm.MODEL_NAME}"]

@@ -1,0 +1,136 @@
+"""The context inspector's logic (course/tracing/composition.py, records.py, inspector.py) as
+plain functions: composition by tagged part, the first difference between two requests, why a
+cache stopped where it did, totals per run, and the HTML the widget shows (escaped, in Chinese
+under COURSE_LANGUAGE=zh-CN). Issue 49."""
+from __future__ import annotations
+
+import pytest
+
+import course.i18n as i18n
+from course.llm.template import prompt_token_ids
+from course.tracing import composition, inspector, records
+from course.tracing.composition import compose, divergence, tag
+
+SYSTEM = {"role": "system", "content": "You are a careful assistant."}
+TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+
+
+@pytest.fixture(autouse=True)
+def english_unless_told(monkeypatch):
+    for name in ("COURSE_LANGUAGE", "JPY_SESSION_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    i18n._resolve.cache_clear()
+    yield
+    i18n._resolve.cache_clear()
+
+
+def record(number=2, **overrides) -> records.Request:
+    values = dict(number=number, span_id=f"{number:016x}", run=None, model="teaching-model",
+                  input_tokens=1500, output_tokens=10, cached_tokens=1280,
+                  parts={"system prompt": 1200, "history": 297}, cache_key="k",
+                  previous_span_id=f"{number - 1:016x}", diverges_at_unit=3,
+                  shared_prefix_tokens=1400, diverging_part="history", compaction=None,
+                  messages=None)
+    values.update(overrides)
+    return records.Request(**values)
+
+
+def test_the_composition_adds_up_to_the_teaching_models_count_and_keeps_the_tags():
+    notes = tag("notes", {"role": "user", "content": "Notes so far: none."})
+    messages = [SYSTEM, notes, {"role": "user", "content": "hi"}]
+    c = compose(messages, TOOLS)
+    assert c.total == len(prompt_token_ids(messages, TOOLS))
+    assert c.parts == ("tool definitions", "system prompt", "notes", "history")
+    assert list(c.by_part()) == ["tool definitions", "system prompt", "notes", "history"]
+    # the tag belongs to the content: an equal message elsewhere is the same part
+    assert compose([dict(notes)]).parts == ("notes",)
+    # an untagged message is its role's part, whatever its text says
+    assert compose([{"role": "user", "content": "Notes so far: other."}]).parts == ("history",)
+
+
+def test_divergence_is_the_first_changed_unit_and_the_tokens_before_it():
+    base = [SYSTEM, {"role": "user", "content": "a"}]
+    before = compose(base, TOOLS)
+    grown = compose(base + [{"role": "assistant", "content": "b"}], TOOLS)
+    where = divergence(before, grown)
+    assert (where.unit, where.part) == (3, "history")
+    assert where.token == sum(before.tokens)
+    edited = compose([{"role": "system", "content": "Changed."}, base[1]], TOOLS)
+    where = divergence(before, edited)
+    assert (where.unit, where.token, where.part) == (1, before.tokens[0], "system prompt")
+    assert divergence(before, before).unit is None
+    assert divergence(before, compose(base)).unit == 0  # the tools block went away
+
+
+@pytest.mark.parametrize("overrides, code", [
+    ({"cached_tokens": None}, "unreported"),
+    ({"previous_span_id": None}, "first"),
+    ({}, "diverged"),
+    ({"diverges_at_unit": None, "diverging_part": None}, "identical"),
+    ({"shared_prefix_tokens": 900, "cached_tokens": 0}, "below_minimum"),
+    ({"cached_tokens": 0}, "fewer"),
+])
+def test_why_the_cache_stopped_there(overrides, code):
+    reason, figures = records.cache_reason(record(**overrides))
+    assert reason == code
+    if code == "diverged":
+        assert figures["reusable"] == 1280 and figures["shared"] == 1400
+    assert inspector.reason_text(reason, figures)  # every code has its sentence
+
+
+def test_totals_per_session_and_per_run():
+    rs = [record(1, run="agent", previous_span_id=None), record(2, run="agent"),
+          record(3, run=None, cached_tokens=None)]
+    t = records.totals(rs)
+    assert (t["requests"], t["input_tokens"], t["cached_tokens"], t["unreported"]) == (3, 4500, 2560, 1)
+    assert t["parts"] == {"system prompt": 3600, "history": 891}
+    runs = records.by_run(rs)
+    assert list(runs) == ["agent", None] and runs["agent"]["requests"] == 2
+
+
+def test_request_records_read_the_span_attributes():
+    attrs = {"gen_ai.request.model": "m", "gen_ai.usage.input_tokens": 10,
+             "gen_ai.usage.output_tokens": 2, "gen_ai.usage.cache_read.input_tokens": 0,
+             "course.context.parts": ("system prompt", "notes"), "course.context.part_tokens": (6, 3),
+             "course.cache.key": "k", "course.compaction.policy": "mask", "course.compaction.layer": 1,
+             "gen_ai.input.messages": '[{"role": "user", "parts": []}]'}
+    r = records.request_from_span(1, attrs, "ab", "run")
+    assert r.parts == {"system prompt": 6, "notes": 3} and r.compaction == "1: mask"
+    assert r.messages == [{"role": "user", "parts": []}] and r.previous_span_id is None
+
+
+def test_unit_diff_marks_same_changed_new_and_removed():
+    before = compose([SYSTEM, {"role": "user", "content": "a"}, {"role": "user", "content": "b"}])
+    now = compose([SYSTEM, {"role": "user", "content": "A"}])
+    assert [row[3] for row in inspector.unit_diff(before, now)] == ["same", "changed", "removed"]
+    assert [row[3] for row in inspector.unit_diff(None, now)] == ["new", "new"]
+
+
+def test_the_html_escapes_what_a_model_or_student_wrote_and_marks_the_cache():
+    evil = record(parts={"<script>x</script>": 10}, messages=[{"role": "user", "content": "<b>hi</b>"}],
+                  cache_key="<k>")
+    page = inspector.bars_html([evil]) + inspector.detail_html(evil, None, None, None)
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert "<b>hi</b>" not in page and "&lt;k&gt;" in page
+    assert "repeating-linear-gradient" in inspector.bars_html([record()])      # cached hatched
+    assert "repeating-linear-gradient" not in inspector.bars_html([record(cached_tokens=0)])
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" in inspector.detail_html(
+        record(), None, None, None)
+    assert "No request" in inspector.bars_html([])
+
+
+def test_the_inspector_speaks_chinese(monkeypatch):
+    monkeypatch.setenv("COURSE_LANGUAGE", "zh-CN")
+    page = inspector.totals_html([record()]) + inspector.bars_html([record()])
+    assert "整个会话" in page and "系统提示" in page and "对话历史" in page
+    text = inspector.reason_text(*records.cache_reason(record()))
+    assert "1280" in text and "history" not in text
+
+
+def test_the_widget_shows_the_last_request_and_follows_the_choice():
+    widget = inspector.inspector([record(1, previous_span_id=None), record(2)])
+    totals, bars, choose, detail = widget.children
+    assert choose.value == 2 and "#2" in detail.value
+    choose.value = 1
+    assert "#1" in detail.value and "cold" in detail.value
+    assert composition.PARTS[0] == "system prompt"
