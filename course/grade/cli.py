@@ -19,6 +19,7 @@ from course.grade.give_back import give_back
 from course.grade.late import Deadlines, LatePolicy, apply_late, parse_policy, read_deadlines
 from course.grade.overrides import apply_overrides, read_overrides, unknown_students
 from course.grade.roster import from_records, read_roster, unmatched
+from course.grade.rubric import apply_rubric, read_rubric_scores, rubric_worth, unknown_answers
 from course.grade.sheets import SheetError
 from course.grade.similarity import DEFAULT_THRESHOLD, similar_pairs, write_report
 from course.grade.submissions import GRADED_MARK, MANIFEST, Submission, collect, match_all
@@ -86,6 +87,10 @@ def main(argv=None) -> int:
     term.add_argument("--overrides", type=Path, metavar="CSV",
                       help="columns student, lab, check, verdict (pass/fail) and/or points, reason: "
                            "applied to the checks they name, listed in the gradebook with the reason")
+    term.add_argument("--rubric-scores", type=Path, metavar="CSV",
+                      help="columns student, lesson, question (the answer cell's key, think-1), "
+                           "points, out_of and optionally comment and rubric: the lessons' reflections "
+                           "scored, added to the total and shown in the feedback")
     term.add_argument("--only", metavar="STUDENT_OR_LAB",
                       help="regrade one student (their folder name) or one lab into the gradebook "
                            "already in --output: only those rows change")
@@ -153,12 +158,14 @@ def main(argv=None) -> int:
         subs = [s for s in subs if args.only in (s.student, s.lab)]
         if not subs:
             parser.error(f"--only {args.only}: no student folder and no lab of that name was handed in")
-    if sheets.overrides:
-        try:
-            unknown_students(sheets.overrides, subs if not args.only else
-                             subs + [Submission(**x) for x in previous["submissions"]], args.overrides)
-        except SheetError as exc:
-            parser.error(str(exc))
+    everyone = subs + ([Submission(**x) for x in previous["submissions"]] if args.only else [])
+    try:
+        if sheets.overrides:
+            unknown_students(sheets.overrides, everyone, args.overrides)
+        if sheets.scores:
+            unknown_answers(sheets.scores, everyone, args.rubric_scores)
+    except SheetError as exc:
+        parser.error(str(exc))
     confined = not args.unconfined
     in_worker = [s for s in subs if s.lab and not s.problem and labs[s.lab].in_worker]
     if confined and in_worker and confinement.problem():
@@ -168,6 +175,7 @@ def main(argv=None) -> int:
     def adjust(sub):
         adjusted.add(id(sub))
         apply_overrides([sub], sheets.overrides)
+        apply_rubric([sub], sheets.scores)
         if sheets.deadlines:
             apply_late([sub], sheets.deadlines, sheets.policy, sheets.times)
 
@@ -177,18 +185,19 @@ def main(argv=None) -> int:
         if id(sub) not in adjusted:
             adjust(sub)
     info, skipped_all = lab_info(labs, subs), skipped
-    roster = sheets.roster
+    roster, rubric = sheets.roster, rubric_worth(sheets.worth)
     if previous is not None:  # the other rows as they were
         subs = [Submission(**x) for x in previous["submissions"] if args.only not in (x["student"], x["lab"])] + subs
         info = {**previous["labs"], **info}
         skipped_all = sorted(set(previous.get("skipped", [])) | set(skipped))
         roster = roster or from_records(previous.get("roster") or [])
+        rubric = rubric or previous.get("rubric") or []
     if shard and roster:
         roster = [p for p in roster if shard_of(p.folder, args.shard[1]) == args.shard[0]]
     strangers = unmatched(roster, {s.student for s in subs}) if roster else []
     if strangers:
         print(f"\nNot on the roster (graded, listed in gradebook.md): {', '.join(strangers)}")
-    paths = write_gradebook(subs, dict(sorted(info.items())), out, shard, skipped_all, roster)
+    paths = write_gradebook(subs, dict(sorted(info.items())), out, shard, skipped_all, roster, rubric)
     if args.similarity is not None:
         paths.append(write_report(similar_pairs(subs, args.submissions, labs, args.similarity),
                                   args.similarity, out))
@@ -210,6 +219,8 @@ class TermSheets:
     deadlines: Deadlines | None = None
     policy: LatePolicy = LatePolicy()
     times: dict = field(default_factory=dict)
+    scores: list = field(default_factory=list)
+    worth: dict = field(default_factory=dict)
 
 
 def read_term_sheets(args, labs) -> TermSheets:
@@ -221,6 +232,8 @@ def read_term_sheets(args, labs) -> TermSheets:
         sheets.roster = read_roster(args.roster)
     if args.overrides:
         sheets.overrides = read_overrides(args.overrides, labs)
+    if args.rubric_scores:
+        sheets.scores, sheets.worth = read_rubric_scores(args.rubric_scores)
     if args.late_policy and not args.deadlines:
         raise ValueError("--late-policy needs --deadlines (a deadlines sheet)")
     if args.deadlines:

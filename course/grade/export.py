@@ -18,7 +18,8 @@ from course.grade.student_text import csv_field
 from course.labs import whole
 
 FORMATS = ("canvas", "moodle")
-TOTAL = "Labs total"
+TOTAL = "Total"
+REFLECTIONS = "Reflections"  # the rubric scores of the lessons' reflections, when there are any
 
 
 def identity_columns(fmt: str, person) -> dict[str, str]:
@@ -35,12 +36,15 @@ def wide_rows(data: dict, fmt: str) -> tuple[list[str], list[dict], list[str]]:
     if not people:
         raise ValueError("--export needs a roster (--roster roster.csv): a platform finds each "
                          "student by their id or email, which only the roster holds")
-    lab_ids = sorted(data["labs"])
+    lab_ids = sorted(data["labs"]) + ([REFLECTIONS] if data.get("rubric") else [])
     scores: dict[tuple[str, str], float] = {}
     for sub in data["submissions"]:
         if sub["lab"] and not sub["problem"]:
             raw = sum(r["earned"] for r in sub["rows"])
             scores[(sub["student"], sub["lab"])] = max(0, raw - sub.get("penalty", 0))
+        elif sub["lesson"] and not sub["problem"]:
+            key = (sub["student"], REFLECTIONS)
+            scores[key] = scores.get(key, 0) + sum(r.get("score", 0) for r in sub["reflections"])
     rows = []
     for person in people:
         marks = {lab: whole(round(scores.get((person.folder, lab), 0), 2)) for lab in lab_ids}

@@ -56,6 +56,13 @@ def failed_items(sub: Submission) -> list[str]:
             *(f"  - ✗ {md(r['check'])} ({md(r['status'])}): {md(r['detail']) or 'failed'}" for r in failed)]
 
 
+def rubric_line(r: dict) -> str:
+    """A reflection's rubric score, in Markdown: "**score: 2 / 3** (rubric: …): comment"."""
+    rubric = f" (rubric: {md(r['rubric'])})" if r.get("rubric") else ""
+    comment = f": {md(r['comment'])}" if r.get("comment") else ""
+    return f"**score: {r['score']} / {r['out_of']}**{rubric}{comment}"
+
+
 def feedback_file(student: str) -> str:
     """The feedback file's name for a student: their name, or, when it is too long for a file
     name, its start and a digest (two students never share one)."""
@@ -65,12 +72,12 @@ def feedback_file(student: str) -> str:
 
 
 def write_feedback(subs: list[Submission], labs: dict[str, dict], out: Path,
-                   roster_folders: tuple[str, ...] = ()) -> Path:
+                   roster_folders: tuple[str, ...] = (), rubric: list[dict] = ()) -> Path:
     """feedback/<student>.md for every student in `subs` and every folder of the roster
     (`roster_folders`; capped already: the gradebook's)."""
     folder = fresh_output_folder(out / FEEDBACK_DIR)
     lab_ids = sorted(labs)
-    possible = whole(sum(labs[i]["points"] for i in lab_ids))
+    possible = whole(sum(labs[i]["points"] for i in lab_ids) + sum(q["out_of"] for q in rubric))
     missing = "not handed in" if roster_folders else "—"
     for student in sorted({s.student for s in subs} | set(roster_folders)):
         mine = [s for s in subs if s.student == student]
@@ -90,10 +97,14 @@ def write_feedback(subs: list[Submission], labs: dict[str, dict], out: Path,
             lines += ["", "Every check of the labs you handed in passed."]
         lessons = [s for s in mine if s.lesson and not s.problem]
         if lessons:
-            lines += ["", "## Your reflections", "", "Collected for your instructor to read; they score no points.", ""]
-            lines += [f"- {md(s.lesson)} ({md_code(s.notebook)}): "
-                      f"{sum(r['status'] == reflections.ANSWERED for r in s.reflections)} of "
-                      f"{len(s.reflections)} questions answered" for s in lessons]
+            lines += ["", "## Your reflections", "",
+                      "Scored by your instructor with a rubric." if rubric else
+                      "Collected for your instructor to read; they score no points.", ""]
+            for s in lessons:
+                lines.append(f"- {md(s.lesson)} ({md_code(s.notebook)}): "
+                             f"{sum(r['status'] == reflections.ANSWERED for r in s.reflections)} of "
+                             f"{len(s.reflections)} questions answered")
+                lines += [f"  - {md(r['key'])}: {rubric_line(r)}" for r in s.reflections if "score" in r]
         (folder / feedback_file(student)).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return folder
 

@@ -15,7 +15,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from course import reflections
-from course.grade.feedback import lab_score, failed_items, write_feedback
+from course.grade.feedback import failed_items, lab_score, rubric_line, write_feedback
 from course.grade.student_text import (ANSWER_LIMIT, DETAIL_LIMIT, NAME_LIMIT, capped, csv_field, md,
                                        md_code, md_quoted, visible)
 from course.grade.roster import NOT_HANDED_IN, Person, absent, as_records, unmatched
@@ -31,8 +31,8 @@ LATE_CHECK = "late penalty"  # gradebook.csv's row of a late lab's penalty
 def reflection_rows(sub: Submission) -> list[dict]:
     """gradebook.csv's rows for a lesson's answers: no points, the answer as the detail."""
     return [{"student": sub.student, "notebook": sub.notebook, "lab": sub.lesson, "check": r["key"],
-             "status": r["status"], "points": "", "earned": "", "detail": r["answer"],
-             "edition": sub.edition} for r in sub.reflections]
+             "status": r["status"], "points": r.get("out_of", ""), "earned": r.get("score", ""),
+             "detail": r["answer"], "edition": sub.edition} for r in sub.reflections]
 
 
 def lab_info(labs: dict[str, Lab], subs: list[Submission]) -> dict[str, dict]:
@@ -75,10 +75,11 @@ def late_row(sub: Submission) -> list[dict]:
 
 def write_gradebook(subs: list[Submission], labs: dict[str, dict], out: Path,
                     shard: str | None = None, skipped: list[str] = (),
-                    roster: list[Person] = ()) -> list[Path]:
+                    roster: list[Person] = (), rubric: list[dict] = ()) -> list[Path]:
     """Write the gradebook's files into `out`; `skipped` names the folders collecting passed over
     as an earlier run's output (gradebook.md lists them); `roster` (`course.grade.roster`) gives
-    every student on it a row, handed in or not."""
+    every student on it a row, handed in or not; `rubric` (`course.grade.rubric.rubric_worth`) the
+    reflection questions scored, and what each is worth."""
     out.mkdir(parents=True, exist_ok=True)
     subs = sorted((capped_submission(s) for s in subs), key=lambda s: (s.student, s.notebook))
     skipped = sorted({_text(name, NAME_LIMIT) for name in skipped})
@@ -97,19 +98,22 @@ def write_gradebook(subs: list[Submission], labs: dict[str, dict], out: Path,
                      "edition": sub.edition}] if sub.problem else []
             rows += [{**r, "edition": sub.edition} for r in sub.rows] + late_row(sub) + reflection_rows(sub)
             writer.writerows({k: csv_field(v) for k, v in r.items()} for r in rows)
-    paths[1].write_text(markdown(subs, labs, skipped, roster), encoding="utf-8")
+    rubric = list(rubric)
+    paths[1].write_text(markdown(subs, labs, skipped, roster, rubric), encoding="utf-8")
     data = {"format": FORMAT, "shard": shard, "labs": labs, "skipped": skipped,
-            "roster": as_records(roster), "submissions": [asdict(s) for s in subs]}
+            "roster": as_records(roster), "rubric": rubric, "submissions": [asdict(s) for s in subs]}
     paths[2].write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    return paths + [write_feedback(subs, labs, out, tuple(p.folder for p in roster))]
+    return paths + [write_feedback(subs, labs, out, tuple(p.folder for p in roster), rubric)]
 
 
 def markdown(subs: list[Submission], labs: dict[str, dict], skipped: list[str] = (),
-             roster: list[Person] = ()) -> str:
+             roster: list[Person] = (), rubric: list[dict] = ()) -> str:
     """gradebook.md: a table (a score per lab and a total per student), then what went wrong,
     the late work, the overrides and, with a roster, who is missing from it or from the class."""
     lab_ids = sorted(labs)
-    possible = whole(sum(labs[i]["points"] for i in lab_ids))
+    scored = whole(sum(q["out_of"] for q in rubric))
+    possible = whole(sum(labs[i]["points"] for i in lab_ids) + scored)
+    scored_too = " and the reflections scored with a rubric" if rubric else ""
     handed_in = {s.student for s in subs}
     students = sorted(handed_in | {p.folder for p in roster})
     names = {p.folder: p for p in roster}
@@ -126,12 +130,15 @@ def markdown(subs: list[Submission], labs: dict[str, dict], skipped: list[str] =
                    f"own): {', '.join(md_code(name) for name in skipped)}." if skipped else "")
     lines = ["# Gradebook", "",
              f"{len(students)} students, {graded_count} lab notebooks graded{editions}, {broken} not graded. "
-             f"The total counts every lab in this gradebook ({possible} points); a lab a student "
+             f"The total counts every lab in this gradebook{scored_too} ({possible} points); a lab a student "
              f"did not hand in counts 0.{read}{passed_over}", "",
-             "| student | " + ("name | " if roster else "") + " | ".join(md(i) for i in lab_ids) + " | total |",
-             "|---|" + "---|" * (len(lab_ids) + bool(roster)) + "---|"]
+             "| student | " + ("name | " if roster else "") + " | ".join(md(i) for i in lab_ids)
+             + (" | reflections" if rubric else "") + " | total |",
+             "|---|" + "---|" * (len(lab_ids) + bool(roster) + bool(rubric)) + "---|"]
     for name in students:
         cells = [lab_score([s for s in mine[name] if s.lab == lab_id], missing) for lab_id in lab_ids]
+        if rubric:
+            cells.append(f"{whole(sum(s.earned for s in mine[name] if s.lesson and not s.problem))} / {scored}")
         earned = whole(sum(s.final for s in mine[name] if not s.problem))
         who = (f"{md(names[name].name)} ({md(names[name].student_id)}) | " if name in names else
                "*not on the roster* | ") if roster else ""
@@ -161,7 +168,7 @@ def markdown(subs: list[Submission], labs: dict[str, dict], skipped: list[str] =
             details += ["", f"### {md(name)}", ""] + items
     if details:
         lines += ["", "## What failed, and why"] + details
-    lines += reflections_markdown(students, mine)
+    lines += reflections_markdown(students, mine, bool(rubric))
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -186,7 +193,7 @@ def overrides_markdown(subs: list[Submission]) -> list[str]:
         for s, o in rows]
 
 
-def reflections_markdown(students: list[str], mine: dict[str, list[Submission]]) -> list[str]:
+def reflections_markdown(students: list[str], mine: dict[str, list[Submission]], scored: bool = False) -> list[str]:
     """gradebook.md's Reflections: per student and lesson, each question and the answer."""
     out = []
     for name in students:
@@ -204,8 +211,12 @@ def reflections_markdown(students: list[str], mine: dict[str, list[Submission]])
                     items += ["", *md_quoted(r["answer"]), ""]
                 else:
                     items += ["", "   *not answered*", ""]
+                if "score" in r:
+                    items += [f"   {rubric_line(r)}", ""]
         if items:
             out += ["", f"### {md(name)}"] + items
     return ["", "## Reflections", "",
-            "Answers to the lessons' \"Things to think about\", for you to read; they score no "
-            "points. The instructor's answer key is docs/instructors/answer_key.md."] + out if out else []
+            "Answers to the lessons' \"Things to think about\", for you to read"
+            + ("; those scored in --rubric-scores count in the total. " if scored else "; they score no points. ")
+            + "The instructor's answer key is docs/instructors/answer_key.md."] + out if out else []
+

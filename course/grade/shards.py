@@ -29,7 +29,7 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 def merge(folders: list[Path], out: Path) -> list[Path]:
     """Combine shard gradebooks (their gradebook.json) into one gradebook in `out`."""
-    subs, labs, shards, owner, skipped, roster = [], {}, {}, {}, set(), []
+    subs, labs, shards, owner, skipped, roster, rubric = [], {}, {}, {}, set(), [], {}
     for folder in folders:
         path = folder / "gradebook.json"
         try:
@@ -44,6 +44,7 @@ def merge(folders: list[Path], out: Path) -> list[Path]:
         shards[shard] = folder
         skipped.update(data.get("skipped", []))
         roster += from_records(data.get("roster") or [])
+        rubric.update({(q["lesson"], q["question"]): q for q in data.get("rubric") or []})
         for lab_id, info in data["labs"].items():
             if labs.setdefault(lab_id, info)["sha256"] != info["sha256"]:
                 raise SystemExit(f"merge: the shards graded different releases of {lab_id}")
@@ -61,4 +62,4 @@ def merge(folders: list[Path], out: Path) -> list[Path]:
     if missing:
         raise SystemExit(f"merge: shard(s) {', '.join(missing)} missing")
     return write_gradebook(subs, dict(sorted(labs.items())), out, skipped=sorted(skipped),
-                           roster=sorted(roster, key=lambda p: p.folder))
+                           roster=sorted(roster, key=lambda p: p.folder), rubric=[rubric[k] for k in sorted(rubric)])

@@ -43,8 +43,9 @@ class Submission:
 
     @property
     def earned(self):
-        """The raw score: its checks' points (overrides included), before any late penalty."""
-        return whole(sum(r["earned"] for r in self.rows))
+        """The raw score: its checks' points (overrides included), before any late penalty, or
+        the rubric scores of a lesson's reflections (`course.grade.rubric`)."""
+        return whole(sum(r["earned"] for r in self.rows) + sum(r.get("score", 0) for r in self.reflections))
 
     @property
     def final(self):

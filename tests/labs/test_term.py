@@ -1,7 +1,7 @@
 """A played term (issue 52): release → collect → grade → review → give back → export, on a class of
 the tiny lab (conftest.py; no model, graded in-process) with a roster, a late submission, an
-extension, an override, a planted copy, a student who handed in nothing and a folder on no
-roster line.
+extension, an override, a planted copy, reflections scored with a rubric, a student who handed in
+nothing and a folder on no roster line.
 
 The class is graded three times (a few seconds each): before the term's sheets (roster only),
 with them all, and a regrade of one student after a second override.
@@ -19,7 +19,7 @@ import pytest
 
 import course.collect
 from tests.labs.conftest import SOLVED, TINY_LAB
-from tests.labs.test_grading import grade_here
+from tests.labs.test_grading import grade_here, tiny_lesson
 
 # ada's own long answers; cai's are ada's with every name changed (the planted copy); dan wrote his own
 ADA = {
@@ -45,6 +45,9 @@ ROSTER = ("student_id,name,email,folder\n"
           "s003,Cai Lun,cai@example.edu,cai\ns004,Dan Ito,dan@example.edu,dan\n"
           "s005,Eve Moss,eve@example.edu,eve\n")
 DEADLINES = f"lab,deadline,student,extension\n{TINY_LAB},{DEADLINE},,\n{TINY_LAB},,dan,3\n"
+RUBRIC = ("student,lesson,question,points,out_of,comment,rubric\n"
+          "ada,00_tiny,think-1,2,2,clear and complete,names the reason\n"
+          "bea,00_tiny,think-1,1,2,say why adding matters,restates the question\n")
 OVERRIDES = (f"student,lab,check,verdict,points,reason\n"
              f"bea,{TINY_LAB},check-add-negative,pass,,negative numbers were not in the brief this term\n")
 
@@ -64,17 +67,25 @@ def term(tiny, tmp_path_factory):
         nbformat.write(tiny.submission(theirs), path)
         saved = datetime.fromisoformat(SAVED[student]).replace(tzinfo=timezone.utc).timestamp()
         os.utime(path, (saved, saved))
-    sheets = {name: base / name for name in ("roster.csv", "deadlines.csv", "overrides.csv")}
-    for (name, path), text in zip(sheets.items(), (ROSTER, DEADLINES, OVERRIDES)):
+    lessons = base / "lessons"
+    lessons.mkdir()
+    nbformat.write(tiny_lesson(), lessons / "00_tiny.ipynb")
+    for student, answer in (("ada", "To count what we have."), ("bea", "Because.")):
+        lesson = tiny_lesson()
+        lesson.cells[4].source = answer
+        nbformat.write(lesson, homes / student / "course" / "00_tiny.ipynb")
+    sheets = {name: base / name for name in ("roster.csv", "deadlines.csv", "overrides.csv", "rubric.csv")}
+    for (name, path), text in zip(sheets.items(), (ROSTER, DEADLINES, OVERRIDES, RUBRIC)):
         path.write_text(text, encoding="utf-8")
     subs = base / "submissions"
     assert course.collect.main([str(homes), "--out", str(subs), "--labs", str(tiny.labs_dir),
-                                "--lessons", str(base / "no-lessons")]) == 0
-    common = [subs, "--labs", tiny.labs_dir, "--lessons", base / "no-lessons", "--timeout", "30", "--jobs", "1",
+                                "--lessons", str(lessons)]) == 0
+    common = [subs, "--labs", tiny.labs_dir, "--lessons", lessons, "--timeout", "30", "--jobs", "1",
               "--roster", sheets["roster.csv"]]
     grade_here(*common, "--output", base / "before")
     grade_here(*common, "--output", base / "after", "--deadlines", sheets["deadlines.csv"],
                "--late-policy", "10%/day,max=50%", "--overrides", sheets["overrides.csv"],
+               "--rubric-scores", sheets["rubric.csv"],
                "--similarity", "--export", "canvas", "--export", "moodle", "--give-back", homes)
     return base, homes, subs, sheets
 
@@ -87,7 +98,8 @@ def test_collect_copies_the_notebooks_read_only_with_their_times(term):
     _, homes, subs, _ = term
     manifest = json.loads((subs / "collect-manifest.json").read_text(encoding="utf-8"))
     files = {f["path"]: f for f in manifest["files"]}
-    assert sorted(files) == [f"{s}/course/labs/{TINY_LAB}.ipynb" for s in sorted(SAVED)]
+    assert sorted(files) == sorted([f"{s}/course/labs/{TINY_LAB}.ipynb" for s in SAVED]
+                                   + ["ada/course/00_tiny.ipynb", "bea/course/00_tiny.ipynb"])
     bea = files[f"bea/course/labs/{TINY_LAB}.ipynb"]
     assert bea["mtime"] == SAVED["bea"] + "+00:00"
     assert bea["size"] == (homes / "bea" / "course" / "labs" / f"{TINY_LAB}.ipynb").stat().st_size
@@ -110,14 +122,14 @@ def test_late_policy_shows_raw_penalty_final_and_why(term):
     before, _ = gradebook(base / "before")
     rows, md = gradebook(base / "after")
     # bea: 2 of 3 before; the override makes it 3; 2 days late at 10%/day: -0.6
-    assert sum(float(r["earned"]) for r in before if r["student"] == "bea") == 2
+    assert sum(float(r["earned"]) for r in before if r["student"] == "bea" and r["lab"] == TINY_LAB) == 2
     assert f"| bea | {TINY_LAB} | 3 / 3 | −0.6 | 2.4 / 3 |" in md
     assert "2 days after the deadline 2026-10-01T23:59+00:00: 10%/day,max=50%: 20% of the raw score" in md
-    assert "| bea | Bea Kim (s002) | 2.4 / 3 late | 2.4 / 3 |" in md
+    assert "| bea | Bea Kim (s002) | 2.4 / 3 late | 1 / 2 | 3.4 / 5 |" in md  # with her reflection's 1 / 2
     late = [r for r in rows if r["student"] == "bea" and r["check"] == "late penalty"]
     assert [(r["status"], r["earned"]) for r in late] == [("late", "-0.6")]
     # dan handed in as late as bea, within his 3-day extension: not late
-    assert "| dan | Dan Ito (s004) | 3 / 3 | 3 / 3 |" in md
+    assert "| dan | Dan Ito (s004) | 3 / 3 | 0 / 2 | 3 / 5 |" in md
 
 
 def test_overrides_change_the_check_and_are_listed_with_the_reason(term):
@@ -133,7 +145,8 @@ def test_overrides_change_the_check_and_are_listed_with_the_reason(term):
 def test_the_feedback_says_the_penalty_and_the_override(term):
     base, _, _, _ = term
     text = (base / "after" / "feedback" / "bea.md").read_text(encoding="utf-8")
-    assert "Your total: **2.4 / 3**" in text
+    assert "Your total: **3.4 / 5**" in text
+    assert "think-1: **score: 1 / 2** (rubric: restates the question): say why adding matters" in text
     assert "late: handed in 2026-10-03T10:00+00:00, 2 days after the deadline" in text
     assert "override of check-add-negative: fail, 0 / 1 → pass, 1 / 1: negative numbers" in text
     graded = nbformat.read(base / "after" / "graded-notebooks" / "bea" / f"{TINY_LAB}.ipynb", as_version=4)
@@ -152,7 +165,7 @@ def test_give_back_writes_next_to_the_students_work(term):
     _, homes, _, _ = term
     given = homes / "bea" / "course-feedback"
     assert sorted(p.name for p in given.iterdir()) == [f"{TINY_LAB}.ipynb", "feedback.md"]
-    assert "2.4 / 3" in (given / "feedback.md").read_text(encoding="utf-8")
+    assert "3.4 / 5" in (given / "feedback.md").read_text(encoding="utf-8")
     assert (homes / "bea" / "course" / "labs" / f"{TINY_LAB}.ipynb").is_file()  # their work untouched
     assert not (homes / "eve").exists()  # no home: nothing created for eve
 
@@ -160,11 +173,13 @@ def test_give_back_writes_next_to_the_students_work(term):
 def test_exports_have_a_row_per_roster_student_and_a_column_per_lab(term):
     base, _, _, _ = term
     canvas = read_csv(base / "after" / "export-canvas.csv")
-    assert list(canvas[0]) == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", TINY_LAB, "Labs total"]
-    assert {r["SIS User ID"]: r[TINY_LAB] for r in canvas} == {
-        "s001": "3", "s002": "2.4", "s003": "3", "s004": "3", "s005": "0"}
+    assert list(canvas[0]) == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", TINY_LAB,
+                               "Reflections", "Total"]
+    assert {r["SIS User ID"]: (r[TINY_LAB], r["Reflections"], r["Total"]) for r in canvas} == {
+        "s001": ("3", "2", "5"), "s002": ("2.4", "1", "3.4"), "s003": ("3", "0", "3"), "s004": ("3", "0", "3"),
+        "s005": ("0", "0", "0")}
     moodle = read_csv(base / "after" / "export-moodle.csv")
-    assert list(moodle[0]) == ["First name", "ID number", "Email address", TINY_LAB, "Labs total"]
+    assert list(moodle[0]) == ["First name", "ID number", "Email address", TINY_LAB, "Reflections", "Total"]
     assert [r["Email address"] for r in moodle] == [f"{s}@example.edu" for s in ("ada", "bea", "cai", "dan", "eve")]
 
 
@@ -175,12 +190,12 @@ def test_regrading_one_student_changes_only_their_rows(term, tiny):
     more = sheets["overrides.csv"].read_text(encoding="utf-8") + (
         f"ada,{TINY_LAB},check-shout,,0,shouting was not her own work\n")
     (base / "overrides2.csv").write_text(more, encoding="utf-8")
-    grade_here(subs, "--labs", tiny.labs_dir, "--lessons", base / "no-lessons", "--timeout", "30", "--jobs", "1",
+    grade_here(subs, "--labs", tiny.labs_dir, "--lessons", base / "lessons", "--timeout", "30", "--jobs", "1",
                "--output", after, "--deadlines", sheets["deadlines.csv"], "--late-policy", "10%/day,max=50%",
-               "--overrides", base / "overrides2.csv", "--only", "ada")
+               "--overrides", base / "overrides2.csv", "--rubric-scores", sheets["rubric.csv"], "--only", "ada")
     rows_after, md = gradebook(after)
     assert [r for r in rows_after if r["student"] != "ada"] == [r for r in rows_before if r["student"] != "ada"]
     ada = {r["check"]: r["earned"] for r in rows_after if r["student"] == "ada"}
-    assert ada == {"check-add-pair": "1", "check-add-negative": "1", "check-shout": "0"}
-    assert "| eve | Eve Moss (s005) | not handed in | 0 / 3 |" in md  # the roster kept
+    assert ada == {"check-add-pair": "1", "check-add-negative": "1", "check-shout": "0", "think-1": "2", "think-2": ""}
+    assert "| eve | Eve Moss (s005) | not handed in | 0 / 2 | 0 / 5 |" in md  # the roster and rubric kept
     assert (after / "graded-notebooks" / "bea" / f"{TINY_LAB}.ipynb").is_file()  # others' copies kept

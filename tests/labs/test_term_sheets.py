@@ -10,6 +10,7 @@ import pytest
 from course.grade.late import days_late, parse_policy, read_deadlines
 from course.grade.overrides import read_overrides
 from course.grade.roster import read_roster
+from course.grade.rubric import read_rubric_scores
 from course.grade.sheets import SheetError
 from course.grade.similarity import similar_pairs
 from course.grade.submissions import Submission
@@ -100,3 +101,14 @@ def test_kept_stub_code_is_not_evidence_of_copying(tiny, tmp_path):
         if cell.metadata["course"]["key"] == "add":
             cell.source = "def add(a, b):\n" + helper + "    raise NotImplementedError('write add')"
     assert similar_pairs(subs, tmp_path, labs, 0.5) == []
+
+
+@pytest.mark.parametrize("rows, message", [
+    ("ada,00_tiny,think-1,3,2,", "points 3 is more than out_of 2"),
+    ("ada,00_tiny,think-1,1,2,\nbea,00_tiny,think-1,1,3,", "is out of 2 on an earlier line, 3 here"),
+    ("ada,00_tiny,think-1,1,2,\nada,00_tiny,think-1,2,2,", "also scored on line 2"),
+    ("ada,00_tiny,think-1,lots,2,", "points 'lots' is not a number"),
+])
+def test_bad_rubric_scores_say_what_and_where(tmp_path, rows, message):
+    with pytest.raises(SheetError, match=message):
+        read_rubric_scores(sheet(tmp_path, f"student,lesson,question,points,out_of,comment\n{rows}\n"))
