@@ -36,6 +36,7 @@ import signal
 import textwrap
 from dataclasses import dataclass
 
+from course.check_messages import localised
 from course.i18n import _
 
 MIME = "application/vnd.course.check+json"
@@ -54,7 +55,8 @@ class Verdict:
     def text(self) -> str:
         if self.passed:
             return f"{PASS} {self.key}"
-        shown = f"{self.message}\n{self.where}" if self.where else self.message
+        message = localised(self.key, self.message)     # the payload keeps the English
+        shown = f"{message}\n{self.where}" if self.where else message
         return f"{FAIL} {self.key}\n" + textwrap.indent(shown, "  ")
 
     def payload(self) -> dict:
@@ -262,7 +264,7 @@ def tally(lab_id: str | None = None) -> TallyText:
     if failing:
         lines.append(_("failing:"))
         for k in failing:
-            first, *rest = _verdicts[k].message.splitlines() or [""]
+            first, *rest = localised(k, _verdicts[k].message).splitlines() or [""]
             lines.append(f"  {FAIL} {k}: {first}")
             lines += [f"      {line}" for line in rest]
     if missing:

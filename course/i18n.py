@@ -100,3 +100,20 @@ def extract_shell(fileobj, keywords, comment_tags, options):
             continue
         for match in _SHELL_MESSAGE.finditer(line):
             yield number, "gettext", _SHELL_ESCAPE.sub(r"\1", match.group(1)), []
+
+
+def extract_checks(fileobj, keywords, comment_tags, options):
+    """A Babel extractor for a lab: the hint and assert messages of its check cells, as the
+    templates `course.check_messages` translates a verdict by (a self-test's "not right yet" is
+    one message of its own there, so it is left out)."""
+    import json
+
+    from course.check_messages import SELF_TEST, templates
+
+    for number, cell in enumerate(json.loads(fileobj.read().decode("utf-8")).get("cells", []), 1):
+        if "check" not in cell.get("metadata", {}).get("tags", []):
+            continue
+        source = cell.get("source", "")
+        for template in templates("".join(source) if isinstance(source, list) else source):
+            if not SELF_TEST.fullmatch(template):
+                yield number, "gettext", template, []
