@@ -4,7 +4,7 @@ A check cell's hint and its asserts' messages are English literals in the releas
 English, and grading reads them in English). In Chinese, `localised(key, message)` shows the
 catalogue's translation instead:
 
-- the hint and every assert message of the check cells with that key (in the released labs) are
+- the hint and every assert message (or `raise AssertionError(message)`) of the check cells with that key (in the released labs) are
   *templates*: an f-string's `{expression}`s are placeholders, named by their expression
   (`f"got {problems}"` is the template "got {problems}"). `pybabel extract` reads them with
   `extract_checks` (the labs it reads are listed in pyproject.toml's [tool.babel]);
@@ -41,6 +41,9 @@ def templates(source: str) -> list[str]:
                       for kw in node.keywords if kw.arg == "hint"]
         elif isinstance(node, ast.Assert) and node.msg is not None:
             found.append((node.lineno, node.col_offset, _template(node.msg)))
+        elif (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args
+              and isinstance(node.exc.func, ast.Name) and node.exc.func.id == "AssertionError"):
+            found.append((node.lineno, node.col_offset, _template(node.exc.args[0])))
     return [template for *_, template in sorted(found) if template]
 
 

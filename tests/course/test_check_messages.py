@@ -21,8 +21,11 @@ def test_a_check_cells_hint_and_messages_are_templates_named_by_their_expression
     source = ('with check("check-x", hint="x must work"):\n'
               '    got = x()\n'
               '    assert got == 1, f"expected 1; got {got!r} of {len(got)}"\n'
-              '    assert got, "x returned nothing"\n')
-    assert templates(source) == ["x must work", "expected 1; got {got} of {len(got)}", "x returned nothing"]
+              '    assert got, "x returned nothing"\n'
+              '    if got is None:\n'
+              '        raise AssertionError(f"{what}: x raised")\n')
+    assert templates(source) == ["x must work", "expected 1; got {got} of {len(got)}", "x returned nothing",
+                                 "{what}: x raised"]
 
 
 def test_a_message_fills_its_chinese_template_and_one_that_does_not_fit_is_left():
