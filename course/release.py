@@ -22,6 +22,10 @@ Compiled modules are tied to a Python version: each is written once per interpre
 `course.compiled_answers`, which the release's `solutions/__init__.py` installs. On another
 Python the import fails with a sentence naming the versions the release was built for.
 
+A lab's hidden checks (check cells with `course.hidden: true` in their metadata: held-out tests
+of its exercises) are left out of the released lab, which says in their place how many grading
+adds (`without_hidden_checks`); grading, from the repository's labs, runs them.
+
 The release's manifest, `RELEASE.json`, lists what it wrote; lesson 00's environment check
 (`course.environment`) checks a student's copy against it.
 """
@@ -151,6 +155,42 @@ def readme(template: str, chinese: str = "") -> str:
             .replace("{chapters_zh}", "\n".join(lines[start:end])))
 
 
+HIDDEN_NOTE = {  # the cell a released lab gets in place of its hidden checks
+    False: "**Grading adds {n} hidden check{s}** to the checks above: held-out tests of the same "
+           "exercises, run only when your lab is graded. Pass the checks you see by solving the "
+           "exercise, not by fitting its examples.",
+    True: "**评分时还会运行 {n} 个隐藏检查项**：针对同样练习的保留测试，只在评分时运行。"
+          "请真正解出练习，而不是只让上面看得到的检查项通过。",
+}
+
+
+def is_lab(path: str) -> bool:
+    """A lab notebook of either edition (`labs/X_lab.ipynb`, `zh-CN/labs/X_lab.ipynb`)."""
+    folder, _, name = path.rpartition("/")
+    return folder in ("labs", "zh-CN/labs") and name.endswith("_lab.ipynb")
+
+
+def without_hidden_checks(data: bytes, chinese: bool = False) -> bytes:
+    """A lab notebook as released: its hidden checks (check cells whose metadata has
+    `course.hidden: true`, the answer key's held-out tests) left out, a note saying how many
+    grading adds in their place (before the tally), and `metadata.course.hidden_checks` the
+    count. A lab without hidden checks is returned unchanged, byte for byte."""
+    nb = json.loads(data)
+    hidden = [c for c in nb.get("cells", []) if c.get("metadata", {}).get("course", {}).get("hidden")]
+    if not hidden:
+        return data
+    cells = [c for c in nb["cells"] if not any(c is h for h in hidden)]
+    tally = next((i for i, c in enumerate(cells) if "tally" in c.get("metadata", {}).get("tags", [])), len(cells))
+    note = HIDDEN_NOTE[chinese].format(n=len(hidden), s="s" * (len(hidden) > 1))
+    note_cell = {"cell_type": "markdown", "metadata": {}, "source": note}
+    if any("id" in c for c in cells):  # nbformat 4.5: every cell has an id
+        note_cell["id"] = "hidden-checks"
+    cells.insert(tally, note_cell)
+    nb["cells"] = cells
+    nb.setdefault("metadata", {}).setdefault("course", {})["hidden_checks"] = len(hidden)
+    return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
 def _write(target: Path, mode: str, data: bytes) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     if mode == LINK:
@@ -195,6 +235,8 @@ def release(out: Path, graded=None, pythons=(sys.executable,), root: Path = REPO
                              Path(path).name))
                 continue
             data = LOADER_INIT.encode() if path == "solutions/__init__.py" and hidden else contents[blob]
+            if is_lab(path) and mode != LINK:
+                data = without_hidden_checks(data, chinese=path.startswith("zh-CN/"))
             _write(target, mode, data)
             files.append(path)
         chinese = contents[templates.pop("zh")].decode("utf-8") if "zh" in templates else ""
