@@ -181,7 +181,10 @@ def _translation_texts():
 def _avoided():
     """The glossary's avoided variants, each with the term to use, and a pattern finding them."""
     avoided = {variant: chinese for _, chinese, avoid in _glossary() for variant in avoid}
-    return avoided, re.compile("|".join(map(re.escape, sorted(avoided, key=len, reverse=True))))
+    # an English variant is a word, not part of an identifier (prompt, not prompt_tokens)
+    words = [re.escape(v) if not v.isascii() else rf"(?<![A-Za-z0-9_.]){re.escape(v)}(?![A-Za-z0-9_(])"
+             for v in sorted(avoided, key=len, reverse=True)]
+    return avoided, re.compile("|".join(words))
 
 
 # not our prose: code spans, 「…」 (a source in its own words), 《…》 (a book's title), link targets
@@ -212,7 +215,7 @@ def test_the_runtime_catalogue_never_uses_a_variant_the_glossary_avoids():
         if message.id:
             strings = message.string if isinstance(message.string, tuple) else (message.string,)
             # a {placeholder} is a name in code, not a word the student reads
-            texts += [(f"course.po {message.id!r}", re.sub(r"\{\w+\}", "", text)) for text in strings]
+            texts += [(f"course.po {message.id!r}", re.sub(r"\{[^{}]*\}", "", text)) for text in strings]
     found = _variants_in(texts)
     assert not found, "\n".join(found)
 
