@@ -115,6 +115,28 @@ def test_cached_tokens_are_the_engines_prefix_match(local, local_client):
     assert timings["prompt_n"] == new_question.usage.prompt_tokens - shared, "only the rest is evaluated"
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_requests_prompt_is_tokenized_once(local, local_client, monkeypatch, stream):
+    """The window check and the generation read the same tokens: the model's tokenizer runs
+    once on a request's prompt, not once for each (counted, not timed)."""
+    model = local.engine.llama._model  # what Llama.tokenize ends in (llama_cpp's LlamaTokenizer)
+    calls = []
+
+    def counted(text, *args, _tokenize=model.tokenize, **kwargs):
+        calls.append(text)
+        return _tokenize(text, *args, **kwargs)
+
+    monkeypatch.setattr(model, "tokenize", counted)
+    for question in ("When do you open?", "Are you open on Sunday?"):
+        asked = [{"role": "system", "content": f"{SYSTEM} (streamed: {stream})"},
+                 {"role": "user", "content": question}]
+        reply = ask(local_client, local.model_name, asked, max_tokens=2, stream=stream)
+        if stream:
+            list(reply)
+        prompt = local.engine.render(asked).encode()
+        assert calls.count(prompt) == 1, f"the prompt was tokenized {calls.count(prompt)} times"
+
+
 def test_a_change_at_the_top_of_the_prompt_misses_the_cache(local, local_client):
     asked = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "When do you open?"}]
     ask(local_client, local.model_name, asked, max_tokens=4)
