@@ -11,8 +11,6 @@ teaching model, an estimate for a real provider (whose `usage` stays the ground 
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -40,10 +38,21 @@ def as_plain(message) -> dict:
     return dump(exclude_none=True) if dump else {"content": str(message)}
 
 
+def frozen(value):
+    """A hashable copy of a message's value: equal values, equal copies."""
+    if isinstance(value, dict):
+        return tuple(sorted((key, frozen(item)) for key, item in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(frozen(item) for item in value)
+    return value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
+
+
 def message_hash(message) -> str:
-    """A short, stable digest of one message: equal messages, equal digests."""
-    text = json.dumps(as_plain(message), sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    """A short digest of one message, equal for equal messages, within this process. Python's own
+    hash: a string's hash is computed once and kept on it, so a history sent again and again
+    (the same strings each time) costs next to nothing to digest; a copy of a message digests
+    alike, and a changed message is a new string. Never written to the trace file."""
+    return format(hash(frozen(as_plain(message))) & 0xFFFF_FFFF_FFFF_FFFF, "016x")
 
 
 def tag(part: str, message):
@@ -113,8 +122,7 @@ def compose(messages, tools=None) -> Composition:
     fixed = fixed_token_count(None)
     if tools:
         block = fixed_token_count(list(tools)) - fixed
-        hashes.append(hashlib.blake2b(json.dumps(list(tools), sort_keys=True, default=str)
-                                      .encode(), digest_size=8).hexdigest())
+        hashes.append(message_hash({"tools": list(tools)}))
         parts.append(TOOLS_PART)
         tokens.append(block)
     for message in messages or ():

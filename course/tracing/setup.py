@@ -101,8 +101,38 @@ def current() -> Tracing | None:
     return _state
 
 
+def file_exporter(path: Path):
+    """Spans appended to `path` as OTLP JSON Lines: one ExportTraceServiceRequest per line, as
+    the OpenTelemetry file exporter writes them (opentelemetry-exporter-otlp-json-file) and a
+    collector's otlpjsonfile receiver reads them. Its encoder, not its package: importing that
+    package imports the metrics SDK too, which costs a lesson a third of a second."""
+    import json
+
+    from opentelemetry.exporter.otlp.json.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+    class FileSpanExporter(SpanExporter):
+        def __init__(self):
+            self.stream = open(path, "a", encoding="utf-8")  # noqa: SIM115 (closed by shutdown)
+            self.lock = threading.Lock()
+
+        def export(self, spans) -> SpanExportResult:
+            line = json.dumps(encode_spans(spans).to_dict(), separators=(",", ":")) + "\n"
+            with self.lock:
+                if self.stream.closed:
+                    return SpanExportResult.FAILURE
+                self.stream.write(line)
+                self.stream.flush()
+            return SpanExportResult.SUCCESS
+
+        def shutdown(self) -> None:
+            with self.lock:
+                self.stream.close()
+
+    return FileSpanExporter()
+
+
 def _build(directory: Path) -> Tracing:
-    from opentelemetry.exporter.otlp.json.file import FileSpanExporter
     from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -116,7 +146,7 @@ def _build(directory: Path) -> Tracing:
     try:
         directory.mkdir(parents=True, exist_ok=True)
         path = trace_path(directory)
-        provider.add_span_processor(BatchSpanProcessor(FileSpanExporter(path)))
+        provider.add_span_processor(BatchSpanProcessor(file_exporter(path)))
     except OSError:  # a read-only checkout or a confined worker: the spans stay in memory
         path = None
     if any(os.environ.get(name) for name in ENDPOINT_VARIABLES):

@@ -1,0 +1,181 @@
+"""What tracing costs a lesson (issue 49): lessons run with COURSE_TRACE=off and on, alternately,
+and the trace files the traced runs wrote.
+
+    python benchmarks/bench_tracing.py [NOTEBOOK ...] [--rounds N] [--replay-only]
+
+First, chapter 11's run replayed in this process: all 212 requests of its agent (layers 1-4 of
+the layered compactor, so every request fits the window) sent to a private teaching model, with
+tracing off and on alternately; prints the ratio and the trace file of one traced replay (its
+size and spans: compositions and hashes, no contents). Then the lessons: default 01, 05 and 11,
+two rounds. Each round runs every lesson off then on (the order
+swaps every round, so a machine getting busier does not favour one side), in a fresh kernel as
+Run All does. Prints each run's seconds, the ratio on/off of the best runs, the machine's load
+(1-minute average) before and after, and the size of the OTLP JSON written by the traced runs
+(with how many request spans it holds). Never asserted: figures depend on the machine.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_lessons import time_notebook  # noqa: E402
+
+from course.tracing.setup import TRACES_DIR  # noqa: E402
+
+LESSONS = ("01_agent_loop.ipynb", "05_prompt_caching.ipynb", "11_production_compaction.ipynb")
+
+
+def run(path: Path, tracing: str) -> tuple[float, list[Path]]:
+    """Seconds for one Run All of `path` with COURSE_TRACE=`tracing`, and the trace files it wrote."""
+    os.environ["COURSE_TRACE"] = tracing  # the kernel inherits it
+    before = set(TRACES_DIR.glob("*.jsonl")) if TRACES_DIR.exists() else set()
+    _, total, _ = time_notebook(path)
+    after = set(TRACES_DIR.glob("*.jsonl")) if TRACES_DIR.exists() else set()
+    return total, sorted(after - before)
+
+
+def request_spans(files: list[Path]) -> int:
+    count = 0
+    for file in files:
+        for line in file.read_text().splitlines():
+            for rs in json.loads(line)["resourceSpans"]:
+                for ss in rs["scopeSpans"]:
+                    count += sum(s["name"].startswith("chat ") for s in ss["spans"])
+    return count
+
+
+def replay_contexts() -> tuple[list, list]:
+    """Every request chapter 11's agent sends with layers 1-4 (the lesson's "1-4 archive"), and
+    the run's tools."""
+    from course.givens.production_compaction import load_run
+    from solutions.production_compaction import LayeredCompactor, ResultStore, Settings
+
+    run = load_run()
+    compactor = LayeredCompactor(("budget", "noise", "micro", "archive"), Settings(),
+                                 tools=run.tools, store=ResultStore())
+    history, contexts = run.head(), []
+    for step in run.steps:
+        history = history + step["messages"]
+        contexts.append(compactor(history))
+    return contexts, run.tools
+
+
+def replay(contexts: list, tools: list, tracing: str, directory: Path):
+    """Seconds to send every context to a fresh private teaching model, and the tracing state."""
+    import course.llm as llm
+    from course import tracing as course_tracing
+
+    course_tracing.shutdown()
+    os.environ["COURSE_TRACE"] = tracing
+    state = course_tracing.install(directory=directory)
+    with llm.serve() as server:
+        client = server.client()
+        start, cpu = time.perf_counter(), time.process_time()
+        with course_tracing.agent_run("chapter 11 replay"):
+            with course_tracing.compaction("1-4 archive", layer="1-4"):
+                for context in contexts:
+                    client.chat.completions.create(model=llm.MODEL_NAME, messages=context, tools=tools)
+        if state is not None:
+            state.flush()  # the exporter's work counts too
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return seconds, cpu, state
+
+
+def timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def replay_figures(rounds: int) -> None:
+    import tempfile
+
+    from course.tracing.composition import compose, divergence
+
+    contexts, tools = replay_contexts()
+
+    def additions():  # what the course's wrapper computes per request: composition and diff
+        before = None
+        for context in contexts:
+            now = compose(context, tools)
+            if before is not None:
+                divergence(before, now)
+            before = now
+
+    additions()  # the tokenizer loaded, the first digests taken: as in a lesson, after a request
+    ours = min(timed(additions) for _ in range(3))
+    print(f"the course's additions alone: {ours / len(contexts) * 1e3:.2f} ms a request "
+          f"(composition and first difference, {len(contexts)} requests)")
+    times: dict = {"off": [], "on": []}
+    cpus: dict = {"off": [], "on": []}
+    with tempfile.TemporaryDirectory() as folder:
+        state = None
+        for round_number in range(rounds):
+            for mode in (("off", "on") if round_number % 2 == 0 else ("on", "off")):
+                seconds, cpu, traced = replay(contexts, tools, mode, Path(folder) / f"{round_number}")
+                times[mode].append(seconds)
+                cpus[mode].append(cpu)
+                state = traced or state
+                print(f"replay round {round_number + 1}, tracing {mode}: {seconds:.2f} s, "
+                      f"{cpu:.2f} s of CPU (load {os.getloadavg()[0]:.2f})", flush=True)
+        from course import tracing as course_tracing
+
+        course_tracing.shutdown()
+        os.environ.pop("COURSE_TRACE", None)
+        size = state.path.stat().st_size
+        print(f"the additions are {ours / min(times['off']) * 100:.1f}% of the untraced replay; "
+              f"CPU time on/off (best of each): {min(cpus['on']) / min(cpus['off']):.3f}")
+        print(f"replay of {len(contexts)} requests: best off {min(times['off']):.2f} s, best on "
+              f"{min(times['on']):.2f} s, ratio on/off {min(times['on']) / min(times['off']):.3f}; "
+              f"one traced replay wrote {size / 1024:.1f} KiB of OTLP JSON "
+              f"({size / len(contexts):.0f} bytes a request), {request_spans([state.path])} "
+              f"request spans")
+        first = json.loads(state.path.read_text().splitlines()[0])
+        sample = first["resourceSpans"][0]["scopeSpans"][0]["spans"][-1]
+        print("a request span as OTLP JSON:", json.dumps(sample)[:1500])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("notebooks", nargs="*", type=Path)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--replay-only", action="store_true")
+    args = parser.parse_args()
+    replay_figures(args.rounds)
+    if args.replay_only:
+        return
+    paths = [p.resolve() for p in args.notebooks] or [ROOT / "notebooks" / name for name in LESSONS]
+    print(f"load before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    times: dict = {(p.name, mode): [] for p in paths for mode in ("off", "on")}
+    files: dict = {p.name: [] for p in paths}
+    for round_number in range(args.rounds):
+        modes = ("off", "on") if round_number % 2 == 0 else ("on", "off")
+        for path in paths:
+            for mode in modes:
+                seconds, written = run(path, mode)
+                times[(path.name, mode)].append(seconds)
+                if mode == "on":
+                    files[path.name] = written
+                print(f"round {round_number + 1}: {path.name} tracing {mode}: {seconds:.1f} s "
+                      f"(load {os.getloadavg()[0]:.2f})", flush=True)
+    print(f"load after: {os.getloadavg()[0]:.2f}")
+    for path in paths:
+        off, on = min(times[(path.name, "off")]), min(times[(path.name, "on")])
+        size = sum(f.stat().st_size for f in files[path.name])
+        print(f"{path.name}: best off {off:.1f} s, best on {on:.1f} s, ratio on/off {on / off:.3f}; "
+              f"last traced run wrote {size / 1024:.1f} KiB of OTLP JSON in {len(files[path.name])} "
+              f"file(s), {request_spans(files[path.name])} request spans")
+
+
+if __name__ == "__main__":
+    started = time.perf_counter()
+    main()
+    print(f"benchmark took {time.perf_counter() - started:.0f} s")
