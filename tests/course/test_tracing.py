@@ -119,6 +119,21 @@ def test_an_agent_run_is_the_parent_of_its_requests_and_tool_calls(traced):
     assert {r.run for r in tracing.requests()} == {"run_agent"}
 
 
+def test_a_responses_api_request_is_a_span_too(traced):
+    state = traced()
+    with llm.serve() as server:
+        client = server.client()
+        reply = client.responses.create(model=llm.MODEL_NAME, input="hello")
+        with pytest.raises(openai.BadRequestError):
+            client.responses.create(model=llm.MODEL_NAME, input=[{"role": "nobody", "content": "x"}])
+    ok, refused = spans_named(state, "chat ")
+    assert ok.attributes["gen_ai.usage.input_tokens"] == reply.usage.input_tokens
+    assert ok.attributes["gen_ai.usage.cache_read.input_tokens"] == 0
+    assert ok.attributes["gen_ai.response.id"] == reply.id
+    assert refused.attributes["error.type"] == "BadRequestError"
+    assert [r.input_tokens for r in tracing.requests()] == [reply.usage.input_tokens, None]
+
+
 def test_the_trace_file_is_otlp_json_one_line_per_export(traced):
     state = traced()
     with llm.serve() as server:
