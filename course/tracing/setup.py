@@ -113,21 +113,30 @@ def file_exporter(path: Path):
 
     class FileSpanExporter(SpanExporter):
         def __init__(self):
-            self.stream = open(path, "a", encoding="utf-8")  # noqa: SIM115 (closed by shutdown)
+            self.stream = None  # opened by the first export: a process that sends nothing writes nothing
+            self.closed = False
             self.lock = threading.Lock()
 
         def export(self, spans) -> SpanExportResult:
             line = json.dumps(encode_spans(spans).to_dict(), separators=(",", ":")) + "\n"
             with self.lock:
-                if self.stream.closed:
+                if self.closed:
                     return SpanExportResult.FAILURE
+                if self.stream is None:
+                    try:
+                        self.stream = open(path, "a", encoding="utf-8")  # noqa: SIM115 (closed by shutdown)
+                    except OSError:  # a read-only checkout: the spans stay in memory, quietly
+                        self.closed = True
+                        return SpanExportResult.FAILURE
                 self.stream.write(line)
                 self.stream.flush()
             return SpanExportResult.SUCCESS
 
         def shutdown(self) -> None:
             with self.lock:
-                self.stream.close()
+                self.closed = True
+                if self.stream is not None:
+                    self.stream.close()
 
     return FileSpanExporter()
 

@@ -214,3 +214,26 @@ def test_a_collector_named_by_the_standard_variable_receives_the_spans(traced, m
         request = ExportTraceServiceRequest.FromString(body)
         names += [s.name for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans]
     assert names == [f"chat {llm.MODEL_NAME}"]
+
+
+def test_a_folder_it_cannot_write_keeps_the_spans_in_memory_and_says_nothing(traced, caplog,
+                                                                              monkeypatch):
+    import builtins
+    import logging
+
+    real_open = builtins.open
+
+    def refusing_open(file, *args, **kwargs):
+        if str(file).endswith(".otlp.jsonl"):
+            raise PermissionError(13, "Read-only file system", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", refusing_open)
+    state = traced()
+    with llm.serve() as server:
+        server.client().chat.completions.create(model=llm.MODEL_NAME,
+                                                messages=[{"role": "user", "content": "hi"}])
+    state.flush()
+    assert len(tracing.requests()) == 1 and not state.path.exists()
+    # a logged warning would reach a notebook's stderr (Python's last-resort handler): an output
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
