@@ -104,6 +104,9 @@ def reason_text(code: str, figures: dict) -> str:
         "below_minimum": _("Only {shared} tokens match the previous request (unit {unit}, "
                            "{part}, differs first): under the {minimum}-token minimum nothing "
                            "is reused; {cached} were cached."),
+        "short": _("All {shared} tokens of this request repeat the start of the previous "
+                   "request, but under the {minimum}-token minimum nothing is reused; {cached} "
+                   "were cached."),
         "fewer": _("{reusable} tokens could have been reused, but only {cached} were cached: "
                    "the blocks were evicted, another server answered, or the provider caches by "
                    "other rules."),

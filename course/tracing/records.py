@@ -117,6 +117,8 @@ def cache_reason(record: Request, block: int = BLOCK, minimum: int = MINIMUM) ->
     diverged      the prefix shared with the previous request ends at `shared` tokens, where a
                   unit of part `part` differs; at most `reusable` (whole blocks) can be cached
     below_minimum the shared prefix is shorter than the provider's minimum
+    short         this whole request repeats the start of the previous one, but is shorter than
+                  the minimum
     fewer         the provider cached fewer tokens than the shared prefix allows (evicted,
                   another server, or other caching rules)
     unreported    the provider does not report cached tokens
@@ -133,7 +135,7 @@ def cache_reason(record: Request, block: int = BLOCK, minimum: int = MINIMUM) ->
     if record.cached_tokens < reusable and reusable >= minimum:
         return "fewer", figures
     if shared < minimum:
-        return "below_minimum", figures
+        return ("short" if record.diverges_at_unit is None else "below_minimum"), figures
     if record.diverges_at_unit is None:
         return "identical", figures
     return "diverged", figures

@@ -68,6 +68,7 @@ def test_divergence_is_the_first_changed_unit_and_the_tokens_before_it():
     ({}, "diverged"),
     ({"diverges_at_unit": None, "diverging_part": None}, "identical"),
     ({"shared_prefix_tokens": 900, "cached_tokens": 0}, "below_minimum"),
+    ({"shared_prefix_tokens": 900, "cached_tokens": 0, "diverges_at_unit": None}, "short"),
     ({"cached_tokens": 0}, "fewer"),
 ])
 def test_why_the_cache_stopped_there(overrides, code):
@@ -75,7 +76,8 @@ def test_why_the_cache_stopped_there(overrides, code):
     assert reason == code
     if code == "diverged":
         assert figures["reusable"] == 1280 and figures["shared"] == 1400
-    assert inspector.reason_text(reason, figures)  # every code has its sentence
+    text = inspector.reason_text(reason, figures)  # every code has its sentence
+    assert text and "None" not in text
 
 
 def test_totals_per_session_and_per_run():
