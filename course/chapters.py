@@ -442,6 +442,7 @@ SHARED_PARTS: tuple[str, ...] = (
     "tests/solutions/message_shapes.py",          # message-list strategies for every transcript test
     "tests/solutions/test_real_world_shapes.py",  # every chapter's transcript functions, one corpus
     "tests/lesson_support/test_widgets_i18n.py",  # every widget's Chinese strings
+    f"translations/{CHINESE_EDITION}/memory.txt",  # the Chinese edition's one rendering of every recurring sentence
 )
 # Parts of a chapter being written that the registry does not list yet (its lesson and lab are
 # still to come): kept out of the ownership check until the chapter's entry takes them as `parts`.

@@ -94,10 +94,10 @@ def run_grid(request, count: Callable[[str], int], lengths: Sequence[int], depth
     own seed; cells interleaved trial by trial, so a slow stretch of the machine spreads over
     all cells instead of landing on one. `after_trial(rows so far)` lets a caller save them."""
     rows = []
-    cells = [(n, d, k) for n in lengths for d in depths for k in distractors]
+    grid = [(n, d, k) for n in lengths for d in depths for k in distractors]
     for t in range(trials):
-        for c, (length, depth, k) in enumerate(cells):
-            trial_seed = seed + t * len(cells) + c
+        for c, (length, depth, k) in enumerate(grid):
+            trial_seed = seed + t * len(grid) + c
             row = run_trial(request, trial_seed, length, depth, k, count)
             rows.append(row)
             after_trial(rows)

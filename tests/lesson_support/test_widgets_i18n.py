@@ -55,7 +55,7 @@ def test_the_agent_stepper_in_chinese(chinese):
     steps = stuck_steps()
     assert agent_loop.run_outcome(steps) == "经过 2 次 API 调用后被迭代上限终止，仍在请求调用工具"
     assert agent_loop.step_summary(steps, 1) == (
-        "第 2 次 API 调用（共 2 次）：发送 3 条消息、61 个 prompt token；收到1 个工具调用，其中 1 个重复"
+        "第 2 次 API 调用（共 2 次）：发送 3 条消息、61 个提示 token；收到1 个工具调用，其中 1 个重复"
         "了之前的调用；迭代上限在这里终止了运行")
     page = agent_loop.step_html(steps, 1)
     assert "请求：发送的消息" in page and "重复了之前的调用" in page
@@ -67,11 +67,11 @@ def test_the_agent_stepper_in_chinese(chinese):
 def test_the_kv_cache_explorer_in_chinese(chinese):
     box = kv_cache.kv_cache_explorer(("a", "b", "c"))
     cache_button, reset_button, label = box.children[1].children
-    assert (cache_button.description, reset_button.description) == ("缓存这个 prompt", "重置")
-    assert "已缓存的 prompt：" in label.value
+    assert (cache_button.description, reset_button.description) == ("缓存这个提示", "重置")
+    assert "已缓存的提示：" in label.value
     view = kv_cache.explorer_view(("a", "b", "c"), ("a", "x", "c"))
     assert kv_cache.summary_line(view) == ("第一处不同在位置 1：每层 3 行中保留 1 行，2 行必须重新计算，"
-                                           "2 层共 4 个 K/V 行（复用了 33% 的 prompt）。")
+                                           "2 层共 4 个 K/V 行（复用了 33% 的提示）。")
     assert "第 1 层" in kv_cache.row_map_html(view)
 
 
