@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import sys
 import threading
 from collections import OrderedDict
 
@@ -37,10 +38,11 @@ _previous_lock = threading.Lock()        # requests may run in parallel (sub-age
 KEYS_KEPT = 1_000
 DETAILS_KEPT = 20_000
 _TARGET = ("openai.resources.chat.completions", "Completions.create")
-_RESPONSES = ("openai.resources.responses", "Responses.create")
+_RESPONSES = "openai.resources.responses.responses"
 
 
 def wrap_requests(state) -> None:
+    import wrapt
     from wrapt import wrap_function_wrapper
 
     def annotated(wrapped, instance, args, kwargs):
@@ -60,7 +62,14 @@ def wrap_requests(state) -> None:
         return result
 
     wrap_function_wrapper(*_TARGET, annotated)
-    wrap_function_wrapper(*_RESPONSES, responses_span(state))
+
+    def wrap_responses(module):  # when openai imports it: importing it here costs 0.15 s
+        from course.tracing.setup import current
+
+        if current() is state:  # not a hook left from tracing stopped since
+            wrap_function_wrapper(module, "Responses.create", responses_span(state))
+
+    wrapt.register_post_import_hook(wrap_responses, _RESPONSES)
 
 
 def responses_span(state):
@@ -110,7 +119,9 @@ def unwrap_requests() -> None:
     from opentelemetry.instrumentation.utils import unwrap
 
     unwrap(openai.resources.chat.completions.Completions, "create")
-    unwrap(openai.resources.responses.Responses, "create")
+    responses = sys.modules.get(_RESPONSES)
+    if responses is not None:
+        unwrap(responses.Responses, "create")
     _previous.clear()
 
 
