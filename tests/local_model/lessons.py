@@ -1,8 +1,9 @@
 """Run a lesson top to bottom with COURSE_MODEL=local and record what the local model did.
 
 Outputs are not compared (the stored ones are the teaching model's). What counts: every cell
-runs, and no figure is printed under the local model's name by a cell during which the local
-model received no request (tests/providers/conformance.py's `mislabelled_cells`, fed with the
+runs, and no figure is printed under the local model's label, "SmolLM2-135M-Instruct.Q4_1 (local
+model)" (course.llm.measuring.provider_label), by a cell during which the local model received
+no request (tests/providers/conformance.py's `mislabelled_cells`, fed with the
 times the kernel's local engine was asked). The times are recorded by a cell put before the
 lesson's first, in the copy that runs, which wraps the engine's request entry point and
 appends each time to a file (read even when a cell fails).
@@ -19,10 +20,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from course.llm.measuring import LOCAL_SUFFIX
 from course.paths import REPO_ROOT
 from tests.providers.conformance import CELL_TIMEOUT_S, _when, mislabelled_cells
 
 MODEL = "SmolLM2-135M-Instruct.Q4_1"
+# What a figure of this run's local model is printed under. A measurement stored with its
+# provenance ("Measured <date> with SmolLM2-135M-Instruct.Q4_1.gguf on <machine>", lesson 13 from
+# chapter 16's data) names the model's file, not this label: it claims no request of this run.
+LABEL = f"{MODEL} {LOCAL_SUFFIX}"
 RECORD = """\
 import datetime as _dt, course.local_model.engine as _engine
 def _recorded(self, body, _arguments=_engine.Engine._arguments):
@@ -72,7 +78,7 @@ def run_lesson(path: Path, save_to: Path | None = None) -> LocalRun:
         save_to.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, save_to / f"{path.stem}.local.ipynb")
     times = [_when(line) for line in log.read_text().split()]
-    wrong = mislabelled_cells(nb, MODEL, times)
+    wrong = mislabelled_cells(nb, LABEL, times)
     index = failed.get("index")
     return LocalRun(path.stem, not error, None if index is None else index - 1, error,
                     len(times), [i - 1 for i in wrong if i > 0], seconds)
