@@ -5,6 +5,7 @@ instrumentation, installed once per process when the course first builds a clien
     COURSE_TRACE=off                   no tracing at all (nothing imported, nothing written)
     (default)                          spans kept in memory (the inspector reads them) and written
                                        as OTLP JSON Lines, one file per kernel, under .traces/
+                                       (the FILES_KEPT most recently written are kept)
     OTEL_EXPORTER_OTLP_ENDPOINT=url    also sent to that collector over OTLP/HTTP (Jaeger,
                                        Phoenix, Langfuse …), read by the exporter as usual
     OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only
@@ -34,6 +35,7 @@ TRACES_DIR = REPO_ROOT / ".traces"
 SCHEMA_URL = "https://opentelemetry.io/schemas/1.37.0"
 SERVICE_NAME = "context-engineering-course"
 SPANS_KEPT = 100_000  # in memory, for the inspector: the oldest go first
+FILES_KEPT = 100      # trace files in .traces/: a new kernel removes the least recently written
 
 _lock = threading.Lock()
 _state: "Tracing | None" = None
@@ -141,6 +143,19 @@ def file_exporter(path: Path):
     return FileSpanExporter()
 
 
+def prune(directory: Path, keep: int = FILES_KEPT) -> None:
+    """Remove all but the `keep` most recently written trace files (a kernel still writing keeps
+    its file fresh), so a course used for months does not fill the disk."""
+    files = []
+    for file in directory.glob("*.otlp.jsonl"):
+        try:
+            files.append((file.stat().st_mtime, file))
+        except OSError:  # removed meanwhile by another kernel
+            pass
+    for _, file in sorted(files, reverse=True)[keep:]:
+        file.unlink(missing_ok=True)
+
+
 def _build(directory: Path) -> Tracing:
     from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
     from opentelemetry.sdk.resources import Resource
@@ -154,6 +169,7 @@ def _build(directory: Path) -> Tracing:
     provider.add_span_processor(store)
     try:
         directory.mkdir(parents=True, exist_ok=True)
+        prune(directory)
         path = trace_path(directory)
         provider.add_span_processor(BatchSpanProcessor(file_exporter(path)))
     except OSError:  # a read-only checkout or a confined worker: the spans stay in memory

@@ -237,3 +237,18 @@ def test_a_folder_it_cannot_write_keeps_the_spans_in_memory_and_says_nothing(tra
     assert len(tracing.requests()) == 1 and not state.path.exists()
     # a logged warning would reach a notebook's stderr (Python's last-resort handler): an output
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+def test_a_new_process_keeps_only_the_most_recently_written_trace_files(traced, tmp_path):
+    import os
+
+    for n in range(setup.FILES_KEPT + 5):
+        old = tmp_path / f"old-{n:03d}.otlp.jsonl"
+        old.write_text("{}\n")
+        os.utime(old, (1_000_000 + n, 1_000_000 + n))
+    other = tmp_path / "notes.txt"
+    other.write_text("not a trace")
+    traced()
+    left = sorted(p.name for p in tmp_path.glob("*.otlp.jsonl"))
+    assert left == [f"old-{n:03d}.otlp.jsonl" for n in range(5, setup.FILES_KEPT + 5)]
+    assert other.exists()
