@@ -19,6 +19,10 @@ from course.tracing.records import Request, by_run, cache_reason, requests, tota
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
            "#ff9da7", "#9c755f", "#bab0ac")
 BAR_WIDTH = 520  # pixels for the longest request
+# The request dropdown's width: room for its description (80 px) and the label of request
+# #1000 with 7-digit figures, in English or Chinese. ipywidgets' default (300 px) cut lesson 01's
+# 7th request's Chinese label off in the browser.
+CHOOSER_WIDTH = "44em"
 
 
 def part_color(part: str) -> str:
@@ -191,7 +195,8 @@ def inspector(records: list[Request] | None = None):
     detail = ipywidgets.HTML()
     options = [(request_label(r), r.number) for r in records]
     choose = ipywidgets.Dropdown(options=options, description=_("request"),
-                                 value=options[-1][1] if options else None)
+                                 value=options[-1][1] if options else None,
+                                 layout=ipywidgets.Layout(width=CHOOSER_WIDTH))
 
     def show(change=None):
         if choose.value is None:

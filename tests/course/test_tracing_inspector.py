@@ -136,3 +136,22 @@ def test_the_widget_shows_the_last_request_and_follows_the_choice():
     choose.value = 1
     assert "#1" in detail.value and "cold" in detail.value
     assert composition.PARTS[0] == "system prompt"
+
+
+def em_width(text: str) -> float:
+    """A generous estimate of `text`'s width in em: a wide (CJK) character 1, any other 0.6."""
+    import unicodedata
+
+    return sum(1.0 if unicodedata.east_asian_width(c) in "WF" else 0.6 for c in text)
+
+
+@pytest.mark.parametrize("language", ["en", "zh-CN"])
+def test_the_request_dropdown_has_room_for_its_longest_label(monkeypatch, language):
+    # Seen in the browser test: ipywidgets' default 300 px cut lesson 01's Chinese label off.
+    monkeypatch.setenv("COURSE_LANGUAGE", language)
+    choose = inspector.inspector([record(1, previous_span_id=None), record(2)]).children[2]
+    big = record(1000, input_tokens=1_000_000, cached_tokens=None)  # its label, as long as they get
+    width = choose.layout.width or ""
+    assert width.endswith("em"), f"no width in em: {width!r}"
+    description, padding = 80 / 13, 3  # the description's 80 px at 13 px, the arrow and padding
+    assert float(width[:-2]) >= description + padding + em_width(inspector.request_label(big))
