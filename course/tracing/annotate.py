@@ -69,7 +69,11 @@ def wrap_requests(state) -> None:
         if current() is state:  # not a hook left from tracing stopped since
             wrap_function_wrapper(module, "Responses.create", responses_span(state))
 
-    wrapt.register_post_import_hook(wrap_responses, _RESPONSES)
+    imported = sys.modules.get(_RESPONSES)
+    if imported is not None:  # wrap it now: this runs before `state` becomes current
+        wrap_function_wrapper(imported, "Responses.create", responses_span(state))
+    else:
+        wrapt.register_post_import_hook(wrap_responses, _RESPONSES)
 
 
 def responses_span(state):

@@ -6,6 +6,7 @@ the same spans sent to an OTLP/HTTP receiver by the real exporter."""
 from __future__ import annotations
 
 import gzip
+import importlib
 import http.server
 import json
 import threading
@@ -119,7 +120,12 @@ def test_an_agent_run_is_the_parent_of_its_requests_and_tool_calls(traced):
     assert {r.run for r in tracing.requests()} == {"run_agent"}
 
 
-def test_a_responses_api_request_is_a_span_too(traced):
+@pytest.mark.parametrize("imported_first", [False, True], ids=["imported-after", "imported-before"])
+def test_a_responses_api_request_is_a_span_too(traced, imported_first):
+    """Also when openai's Responses module was imported before tracing started (as in a suite or
+    a kernel that used the Responses API first): its post-import hook then never fires."""
+    if imported_first:
+        importlib.import_module("openai.resources.responses.responses")
     state = traced()
     with llm.serve() as server:
         client = server.client()
