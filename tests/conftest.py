@@ -2,6 +2,7 @@
 import pytest
 from hypothesis import HealthCheck, settings
 
+import course.i18n
 import course.llm
 
 # Property tests are deterministic (the same examples every run, on every machine) and never
@@ -21,3 +22,14 @@ def server():
 @pytest.fixture
 def client(server):
     return server.client()
+
+
+@pytest.fixture
+def english_unless_told(monkeypatch):
+    """The course's messages in English unless a test sets COURSE_LANGUAGE (a notebook's
+    session name would pick the Chinese edition); the language is resolved afresh either way."""
+    for name in ("COURSE_LANGUAGE", "JPY_SESSION_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    course.i18n._resolve.cache_clear()
+    yield
+    course.i18n._resolve.cache_clear()

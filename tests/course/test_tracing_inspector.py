@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-import course.i18n as i18n
 from course.llm.template import prompt_token_ids
 from course.tracing import composition, inspector, records
 from course.tracing.composition import compose, divergence, tag
@@ -15,13 +14,7 @@ SYSTEM = {"role": "system", "content": "You are a careful assistant."}
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
 
 
-@pytest.fixture(autouse=True)
-def english_unless_told(monkeypatch):
-    for name in ("COURSE_LANGUAGE", "JPY_SESSION_NAME"):
-        monkeypatch.delenv(name, raising=False)
-    i18n._resolve.cache_clear()
-    yield
-    i18n._resolve.cache_clear()
+pytestmark = pytest.mark.usefixtures("english_unless_told")  # tests/conftest.py
 
 
 def record(number=2, **overrides) -> records.Request:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-import course.i18n as i18n
 import lesson_support.widgets.agent_loop as agent_loop
 import lesson_support.widgets.costs as costs
 import lesson_support.widgets.kv_cache as kv_cache
@@ -13,13 +12,7 @@ import lesson_support.widgets.real_model as real_model
 import lesson_support.widgets.tokens as tokens
 
 
-@pytest.fixture(autouse=True)
-def english_unless_told(monkeypatch):
-    for name in ("COURSE_LANGUAGE", "JPY_SESSION_NAME"):
-        monkeypatch.delenv(name, raising=False)
-    i18n._resolve.cache_clear()
-    yield
-    i18n._resolve.cache_clear()
+pytestmark = pytest.mark.usefixtures("english_unless_told")  # tests/conftest.py
 
 
 @pytest.fixture
