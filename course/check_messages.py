@@ -7,7 +7,7 @@ catalogue's translation instead:
 - the hint and every assert message (or `raise AssertionError(message)`) of the check cells with that key (in the released labs) are
   *templates*: an f-string's `{expression}`s are placeholders, named by their expression
   (`f"got {problems}"` is the template "got {problems}"). `pybabel extract` reads them with
-  `extract_checks` (the labs it reads are listed in pyproject.toml's [tool.babel]);
+  `extract_checks` (every `labs/*_lab.ipynb`, pyproject.toml's [tool.babel]);
 - a message that fits a template is its Chinese template with the same values filled in;
 - a self-test's "qN is not right yet: re-read section 3, 'Title', then try again" names the
   section by number and by the title the Chinese lesson gives it.
