@@ -48,8 +48,10 @@ def test_the_agent_stepper_in_chinese(chinese):
     steps = stuck_steps()
     assert agent_loop.run_outcome(steps) == "经过 2 次 API 调用后被迭代上限终止，仍在请求调用工具"
     assert agent_loop.step_summary(steps, 1) == (
-        "第 2 次 API 调用（共 2 次）：发送 3 条消息、61 个提示 token；收到1 个工具调用，其中 1 个重复"
+        "第 2 次 API 调用（共 2 次）：发送 3 条消息、61 个提示 token；回复：1 个工具调用，其中 1 个重复"
         "了之前的调用；迭代上限在这里终止了运行")
+    answered = [{**steps[0], "reply": {"role": "assistant", "content": "x"}}]
+    assert agent_loop.step_summary(answered, 0).endswith("个提示 token；回复：最终回答")
     page = agent_loop.step_html(steps, 1)
     assert "请求：发送的消息" in page and "重复了之前的调用" in page
     box = agent_loop.agent_stepper({"卡住的运行": steps})
