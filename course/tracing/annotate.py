@@ -55,10 +55,13 @@ def wrap_requests(state) -> None:
             except Exception as exc:  # tracing must never break a request: say so on the span
                 span.set_attribute("course.trace.error", f"{type(exc).__name__}: {exc}")
         result = wrapped(*args, **kwargs)
-        if span.is_recording():
-            cached = cached_tokens(result)
-            if cached is not None:  # the instrumentation records it only for the Responses API
-                span.set_attribute("gen_ai.usage.cache_read.input_tokens", cached)
+        if not span.is_recording():
+            return result
+        if kwargs.get("stream") and hasattr(result, "__next__"):
+            return UsageWatcher(result, span)  # the usage comes last, if the request asked
+        cached = cached_tokens(result)
+        if cached is not None:  # the instrumentation records it only for the Responses API
+            span.set_attribute("gen_ai.usage.cache_read.input_tokens", cached)
         return result
 
     wrap_function_wrapper(*_TARGET, annotated)
@@ -111,11 +114,41 @@ def responses_span(state):
 
 
 def cached_tokens(result) -> int | None:
-    """The reply's cached prompt tokens, None when the provider does not report them (or the
-    reply is a stream, whose usage comes last)."""
+    """The reply's (or a stream chunk's) cached prompt tokens, None when the provider does not
+    report them."""
     details = getattr(getattr(result, "usage", None), "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", None)
     return cached if isinstance(cached, int) else None
+
+
+class UsageWatcher:
+    """A streamed reply, passed on chunk by chunk, that records the cached tokens of the chunk
+    carrying the usage (the last one, with stream_options include_usage) on the request's span,
+    which the instrumentation ends only after that chunk. Anything else goes to the stream."""
+
+    def __init__(self, stream, span):
+        self._stream, self._span = stream, span
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        chunk = next(self._stream)
+        if getattr(chunk, "usage", None) is not None:
+            cached = cached_tokens(chunk)
+            if cached is not None:
+                self._span.set_attribute("gen_ai.usage.cache_read.input_tokens", cached)
+        return chunk
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._stream.close()
+        return False
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 def unwrap_requests() -> None:

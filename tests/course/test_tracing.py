@@ -140,6 +140,37 @@ def test_a_responses_api_request_is_a_span_too(traced, imported_first):
     assert [r.input_tokens for r in tracing.requests()] == [reply.usage.input_tokens, None]
 
 
+
+def test_a_streamed_request_carries_its_cached_tokens_too(traced):
+    """With stream_options include_usage, the usage comes in the stream's last chunk: the span
+    gets its cached tokens from there, as a non-streamed request's does from the reply; the
+    chunks reach the caller unchanged."""
+    state = traced()
+    base = [{"role": "system", "content": LONG}, {"role": "user", "content": "Hello there."}]
+    with llm.serve() as server:
+        client = server.client()
+        client.chat.completions.create(model=llm.MODEL_NAME, messages=base)
+        plain = client.chat.completions.create(model=llm.MODEL_NAME, messages=base)
+        stream = client.chat.completions.create(model=llm.MODEL_NAME, messages=base, stream=True,
+                                                stream_options={"include_usage": True})
+        chunks = list(stream)
+        bare = list(client.chat.completions.create(model=llm.MODEL_NAME, messages=base,
+                                                   stream=True))
+    usage = chunks[-1].usage
+    assert usage.prompt_tokens_details.cached_tokens == \
+        plain.usage.prompt_tokens_details.cached_tokens > 0
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == \
+        plain.choices[0].message.content
+    first, second, streamed, unreported = spans_named(state, "chat ")
+    assert streamed.attributes["gen_ai.usage.cache_read.input_tokens"] == \
+        usage.prompt_tokens_details.cached_tokens
+    assert streamed.attributes["gen_ai.usage.input_tokens"] == usage.prompt_tokens
+    # without include_usage the stream reports no usage: nothing is made up
+    assert bare and "gen_ai.usage.cache_read.input_tokens" not in unreported.attributes
+    assert [r.cached_tokens for r in tracing.requests()][2:] == \
+        [usage.prompt_tokens_details.cached_tokens, None]
+
+
 def test_the_trace_file_is_otlp_json_one_line_per_export(traced):
     state = traced()
     with llm.serve() as server:
