@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from course.chapters import CHAPTERS
+from course.chapters import CHAPTERS, IN_PROGRESS
 from course.paths import REPO_ROOT
 
 LAYERS = {"course": 1, "solutions": 2, "lesson_support": 3}
@@ -77,6 +77,9 @@ def answers_reachable() -> set[str]:
     """Modules of solutions/ reachable by imports from the labs' solution modules."""
     known = modules("solutions")
     todo = [c.solution_module for c in CHAPTERS if c.solution_module]
+    # a chapter still being written lists its answers in IN_PROGRESS until its entry names them
+    todo += [p.rstrip("/").removesuffix(".py").replace("/", ".") for parts in IN_PROGRESS.values()
+             for p in parts if p.startswith("solutions/")]
     seen = set()
     while todo:
         name = todo.pop()

@@ -1,0 +1,99 @@
+"""The teaching model's extraction rule (chapter 17): what it keeps from a finished session.
+
+The teaching model is a documented simulation, so its memory extraction is a rule, not
+judgement. Each sentence a *user* wrote is matched against the patterns below, in order; the
+first that matches gives one candidate memory (kind, key, value, single). Assistant messages are
+never a source: what the user said is the evidence. English and Chinese patterns say the same
+things:
+
+    I live in X / I moved to X / 我住在X / 我搬到了X              fact        city       single
+    I work at X / 我在X工作                                      fact        employer   single
+    I prefer X for editing / 我写代码用X                          preference  editor     single
+    I drink X every morning / 我每天早上喝X                       preference  drink      single
+    I went to X / 我去了X                                         fact        trip       many
+    We decided to use X for the T because R / 我们决定T用X，因为R   decision    decision:T single
+    Remind me to X / TODO: X / 提醒我X                             open_item   todo       many
+    My K is X / 我的K是X                                          fact        K          single
+    My <relation> <Name> has|is X / 我的<relation><Name>…          fact        <relation> <Name>  single
+
+The rule does NOT judge what may be stored: "My API key is sk-…" is extracted like any "My K is
+X". Refusing secrets, credentials and other people's private data is the filter's job
+(`solutions.memory.filter_records`), by code, after extraction, so that no model's judgement
+stands between a secret and the store.
+"""
+from __future__ import annotations
+
+import re
+
+_SENTENCES = re.compile(r"[^.!?。！？\n]+[.!?。！？]?")
+_EN = r"([A-Za-z0-9][\w .'+#/-]*?)"
+_ZH = r"([^，。！？,.!?\s][^，。！？,.!?]*?)"
+RELATIONS = r"(colleague|friend|sister|brother|wife|husband|mother|father|boss|neighbour|neighbor|同事|朋友|姐姐|妹妹|哥哥|弟弟|妻子|丈夫|妈妈|爸爸|老板|邻居)"
+
+# (pattern, kind, key or None (the pattern's "key" group), single)
+RULES: tuple[tuple[re.Pattern, str, str | None, bool], ...] = tuple(
+    (re.compile(p, re.I), kind, key, single) for p, kind, key, single in (
+        (rf"^\s*i (?:live in|moved to|have moved to) {_EN}\s*[.!]?$", "fact", "city", True),
+        (rf"^\s*我(?:住在|搬到了|搬到){_ZH}了?\s*[。！]?$", "fact", "city", True),
+        (rf"^\s*i work (?:at|for) {_EN}\s*[.!]?$", "fact", "employer", True),
+        (rf"^\s*我在{_ZH}工作\s*[。！]?$", "fact", "employer", True),
+        (rf"^\s*i (?:prefer|use) {_EN} for editing\s*[.!]?$", "preference", "editor", True),
+        (rf"^\s*我写代码(?:用|喜欢用){_ZH}\s*[。！]?$", "preference", "editor", True),
+        (rf"^\s*i drink {_EN} every morning\s*[.!]?$", "preference", "drink", True),
+        (rf"^\s*我每天早上喝{_ZH}\s*[。！]?$", "preference", "drink", True),
+        (rf"^\s*i (?:went|travelled|traveled) to {_EN}(?: last \w+| this \w+)?\s*[.!]?$", "fact", "trip", False),
+        (rf"^\s*我(?:上个月|上周|今年)?去了{_ZH}\s*[。！]?$", "fact", "trip", False),
+        (rf"^\s*we decided to use {_EN} for the (?P<topic>[\w -]+?) because (?P<why>.+?)\s*[.!]?$",
+         "decision", "decision", True),
+        (rf"^\s*我们决定(?P<topic>[^，。用]+?)用{_ZH}，因为(?P<why>.+?)\s*[。！]?$", "decision", "decision", True),
+        (r"^\s*(?:remind me to|todo:)\s*(.+?)\s*[.!]?$", "open_item", "todo", False),
+        (r"^\s*提醒我(.+?)\s*[。！]?$", "open_item", "todo", False),
+        (rf"^\s*my {RELATIONS} (?P<name>[A-Z][a-z]+) (?:has|is|lives|earns|was) (.+?)\s*[.!]?$", "fact", None, True),
+        (rf"^\s*我的{RELATIONS}(?P<name>\S{{1,4}}?)(?:有|是|住在|得了)(.+?)\s*[。！]?$", "fact", None, True),
+        (r"^\s*my (?P<key>[\w -]{2,30}?) is (.+?)\s*[.!]?$", "fact", None, True),
+        (r"^\s*我的(?P<key>[^是，。]{1,10})是(.+?)\s*[。！]?$", "fact", None, True),
+    ))
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCES.findall(text) if s.strip()]
+
+
+def _value(match: re.Match) -> str:
+    """The pattern's value: its last unnamed group that matched."""
+    named = set(match.re.groupindex.values())
+    groups = [i for i in range(1, (match.re.groups or 0) + 1) if i not in named and match.group(i)]
+    return match.group(groups[-1]).strip(" .。") if groups else ""
+
+
+def extract_sentence(sentence: str) -> dict | None:
+    """The candidate memory one user sentence gives ({"kind", "key", "value", "single"}), or None."""
+    for pattern, kind, key, single in RULES:
+        match = pattern.match(sentence)
+        if not match:
+            continue
+        groups = match.groupdict()
+        if key == "decision":
+            key = f"decision:{groups['topic'].strip().lower()}"
+        elif key is None and groups.get("name"):
+            key = f"{match.group(1).lower()} {groups['name']}"
+        elif key is None:
+            key = groups["key"].strip().lower()
+        value = _value(match)
+        if value:
+            return {"kind": kind, "key": key, "value": value, "single": single}
+    return None
+
+
+def extract_memories(messages) -> list[dict]:
+    """Every candidate memory of a session's messages, in order: the fields of `extract_sentence`
+    plus "message" (the index of the message it came from) and "text" (the sentence)."""
+    found = []
+    for index, message in enumerate(messages):
+        if message.get("role") != "user" or not isinstance(message.get("content"), str):
+            continue
+        for sentence in sentences(message["content"]):
+            candidate = extract_sentence(sentence)
+            if candidate:
+                found.append({**candidate, "message": index, "text": sentence})
+    return found

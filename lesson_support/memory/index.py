@@ -1,0 +1,117 @@
+"""HybridIndex: the memories ranked two ways in one SQLite file, and the two fused.
+
+- lexical: SQLite's own FTS5, ranked by BM25. The indexed text is chapter 03's terms (words,
+  and every pair of neighbouring Chinese characters), so a Chinese query finds a Chinese memory
+  without a word segmenter. FTS5's trigram tokenizer was tried and rejected: it matches nothing
+  shorter than three characters, and most Chinese words are two ('咖啡' found no row).
+- dense: the cosine of an embedding (embedding.py), stored as a float32 BLOB in the same file and
+  searched with numpy. sqlite-vec would search inside SQLite, but Python's sqlite3 here is built
+  without loadable extensions, and a matrix product over 100,000 vectors is a few milliseconds.
+- fused: reciprocal rank fusion of the two (solutions.memory.fuse_rankings).
+
+The index is derived: `from_records(store.records())` rebuilds it from the note files at any time.
+"""
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+
+from course.givens.gssc.matching import query_terms, terms
+from solutions.memory import fuse_rankings
+from lesson_support.memory.embedding import DIMENSIONS
+
+MODES = ("lexical", "dense", "fused")
+SCHEMA = """
+CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5(id UNINDEXED, user UNINDEXED, terms,
+    tokenize = 'unicode61 remove_diacritics 0');
+CREATE TABLE IF NOT EXISTS vectors (id TEXT PRIMARY KEY, user TEXT NOT NULL, vector BLOB NOT NULL);
+"""
+
+
+def indexed_text(text: str) -> str:
+    return " ".join(sorted(terms(text)))
+
+
+def fts_query(query: str) -> str | None:
+    """An FTS5 query matching any of the query's terms (each quoted: no FTS5 syntax gets through)."""
+    wanted = sorted(query_terms(query))
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in wanted) or None
+
+
+class HybridIndex:
+    def __init__(self, path=":memory:", embedder=None):
+        self.db = sqlite3.connect(str(path))
+        self.db.executescript(SCHEMA)
+        self.embedder = embedder
+        self._matrix = None   # the vectors as one numpy matrix, rebuilt after an add
+        self._ids: list[str] = []
+        self._users: np.ndarray | None = None
+
+    @classmethod
+    def from_records(cls, records, embedder=None, path=":memory:") -> "HybridIndex":
+        index = cls(path, embedder)
+        index.add(records)
+        return index
+
+    def __len__(self) -> int:
+        return self.db.execute("SELECT count(*) FROM vectors").fetchone()[0] if self.embedder else \
+            self.db.execute("SELECT count(*) FROM lexical").fetchone()[0]
+
+    def add(self, records, texts=None):
+        """Index records (their `text`, or `texts` given alongside); an id indexed again replaces it."""
+        records = list(records)
+        texts = list(texts) if texts is not None else [r.text for r in records]
+        ids = [r.id for r in records]
+        if not all(ids) or len(set(ids)) != len(ids):
+            raise ValueError("every record indexed needs its own id (store it first)")
+        with self.db:
+            self.db.executemany("DELETE FROM lexical WHERE id = ?", [(i,) for i in ids])
+            self.db.executemany("INSERT INTO lexical (id, user, terms) VALUES (?, ?, ?)",
+                                [(r.id, r.user, indexed_text(t)) for r, t in zip(records, texts)])
+            if self.embedder is not None:
+                vectors = self.embedder.passages(texts)
+                self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                                    [(r.id, r.user, v.astype(np.float32).tobytes())
+                                     for r, v in zip(records, vectors)])
+        self._matrix = None
+
+    def lexical(self, query: str, k: int = 10, user: str | None = None) -> list[str]:
+        """Ids by BM25 (best first); only rows sharing a term with the query."""
+        match = fts_query(query)
+        if match is None:
+            return []
+        sql = "SELECT id FROM lexical WHERE lexical MATCH ?" + (" AND user = ?" if user else "") + \
+              " ORDER BY bm25(lexical), id LIMIT ?"
+        return [row[0] for row in self.db.execute(sql, (match, user, k) if user else (match, k))]
+
+    def _load(self):
+        rows = self.db.execute("SELECT id, user, vector FROM vectors ORDER BY rowid").fetchall()
+        self._ids = [r[0] for r in rows]
+        self._users = np.array([r[1] for r in rows], dtype=object)
+        self._matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), DIMENSIONS)
+
+    def dense(self, query: str, k: int = 10, user: str | None = None) -> list[str]:
+        """Ids by cosine with the query's embedding (best first; ties by id)."""
+        if self.embedder is None:
+            raise ValueError("this index has no embedder: dense search needs one")
+        if self._matrix is None:
+            self._load()
+        if not self._ids:
+            return []
+        scores = self._matrix @ self.embedder.query(query)
+        rows = np.flatnonzero(self._users == user) if user else np.arange(len(self._ids))
+        if len(rows) == 0:
+            return []
+        top = rows[np.argpartition(-scores[rows], min(k, len(rows)) - 1)[:k]] if len(rows) > k else rows
+        return [self._ids[i] for i in sorted(top, key=lambda i: (-round(float(scores[i]), 6), self._ids[i]))]
+
+    def search(self, query: str, k: int = 10, user: str | None = None, mode: str = "fused") -> list[str]:
+        """The top `k` ids by one ranking or by both fused (each ranking asked for its top 2k)."""
+        if mode == "lexical":
+            return self.lexical(query, k, user)
+        if mode == "dense":
+            return self.dense(query, k, user)
+        if mode != "fused":
+            raise ValueError(f"mode is one of {', '.join(MODES)}; got {mode!r}")
+        return fuse_rankings([self.lexical(query, 2 * k, user), self.dense(query, 2 * k, user)], limit=k)
