@@ -12,7 +12,9 @@ model, so a fresh prompt cache, and with a provider configured replays one on it
 which keeps the lesson to a few minutes. The token sizes of every request are counted offline
 (the saw-tooth); `cached_tokens` comes from the sent ones, whose cache was warmed only by the
 requests sent before them, so hit rates are those of an agent that sends every `stride`-th
-request (a lower bound of what an agent sending all of them would see).
+request (a lower bound of what an agent sending all of them would see). A replay's requests
+(sent and summaries, not the probes) are one agent run in the trace, named after the
+configuration (course.tracing), so the lesson reads the same figures from the trace.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from course import tracing
 from course.givens.production_compaction import Run, context_text, visible
 from course.usage import NOT_REPORTED, read_usage
 from course.tables import text_table
@@ -206,8 +209,9 @@ def replay_config(run: Run, config: str, layers, client, model, stride: int = ST
     if twin is not None:
         m.sent, m.usages, m.probes, m.same_as = twin.sent, twin.usages, twin.probes, twin.config
         return m
-    for j, context in m.requests:
-        _send(m, j, context, run.tools, client, model)
+    with tracing.agent_run(config):  # the replay's requests, not its probes: a run in the trace
+        for j, context in m.requests:
+            _send(m, j, context, run.tools, client, model)
     if probes:
         m.probes = score_probes(run, m.final, client, model)
     return m
@@ -229,15 +233,16 @@ def _replay_interleaved(run: Run, m: Measurement, layers, client, model, sent_at
     compactor = LayeredCompactor(layers, settings, summarize=summarize, tools=run.tools,
                                  store=ResultStore())
     history = run.head()
-    for j, step in enumerate(steps, 1):
-        history = history + step["messages"]
-        context = compactor(history)
-        m.pairing_ok = m.pairing_ok and bool(check_pairing(context))
-        size = compactor.meter(context)
-        m.sizes.append(size)
-        m.over_window += size > settings.window
-        if j in sent_at:
-            _send(m, j, context, run.tools, client, model)
+    with tracing.agent_run(m.config):  # its sent and summary requests, as in replay_config
+        for j, step in enumerate(steps, 1):
+            history = history + step["messages"]
+            context = compactor(history)
+            m.pairing_ok = m.pairing_ok and bool(check_pairing(context))
+            size = compactor.meter(context)
+            m.sizes.append(size)
+            m.over_window += size > settings.window
+            if j in sent_at:
+                _send(m, j, context, run.tools, client, model)
     if isinstance(summarize, CountingSummarizer):
         m.usages.extend(summarize.usages)
     m.events, m.dropped_turns, m.final = compactor.events, compactor.dropped_turns, context

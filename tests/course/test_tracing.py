@@ -289,3 +289,21 @@ def test_a_new_process_keeps_only_the_most_recently_written_trace_files(traced, 
     left = sorted(p.name for p in tmp_path.glob("*.otlp.jsonl"))
     assert left == [f"old-{n:03d}.otlp.jsonl" for n in range(5, setup.FILES_KEPT + 5)]
     assert other.exists()
+
+
+def test_a_chapter_11_replay_is_one_agent_run_whose_figures_match_its_measurement(traced):
+    """Lesson 11 reads its replays' figures from the trace and asserts they agree with the
+    replies' usage: each replay's sent and summary requests (not its probes) are one run."""
+    from course.givens.production_compaction import load_run
+    from lesson_support.production_compaction import CONFIGS, replay_config
+
+    traced()
+    run = load_run()
+    with llm.serve() as server:
+        m = replay_config(run, "1 budget", CONFIGS["1 budget"], server.client(), llm.MODEL_NAME,
+                          history_steps=run.steps[:45], probes=False)
+    t = tracing.records.by_run(tracing.requests())
+    assert list(t) == ["1 budget"]
+    assert (t["1 budget"]["requests"], t["1 budget"]["input_tokens"], t["1 budget"]["cached_tokens"]) \
+        == (len(m.usages), m.sent_prompt, m.sent_cached) == (3, m.sent_prompt, m.sent_cached)
+    assert m.sent_cached > 0
