@@ -71,6 +71,8 @@ DATA_TYPES = frozenset({
     "course.givens.gssc.packets:Packet",
     "course.givens.injection:Effects", "course.givens.injection:Guarded",
     "course.givens.injection:ToolPolicy", "course.givens.injection:Verdict",
+    "course.givens.memory:ForgetPolicy", "course.givens.memory:MemoryRecord",
+    "course.givens.memory:RecallQuestion", "course.givens.memory:Session",
     "course.givens.notes.crashes:SimulatedCrash", "course.givens.notes.note:InvalidNoteId",
     "course.givens.notes.note:Note", "course.givens.notes.note:NoteError",
     "course.givens.notes.note:NoteFormatError", "course.givens.notes.note:NoteNotFound",

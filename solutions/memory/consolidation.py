@@ -43,10 +43,13 @@ def consolidation_actions(old, new) -> tuple[list[MemoryRecord], list[tuple[str,
     """The store after the new records, and what happened to each: [(action, record id)]."""
     store = _ids(list(old) + list(new))
     result = store[:len(old)]
+    slots: dict[tuple[str, str], list[int]] = {}   # (user, key) -> positions in result: each new
+    for i, r in enumerate(result):                 # record looks only at its own slot, so a pass
+        slots.setdefault((r.user, r.key), []).append(i)   # costs the same per record at any size
     actions = []
     for incoming in sorted(store[len(old):], key=lambda r: r.time):
-        live = [i for i, r in enumerate(result)
-                if r.user == incoming.user and r.key == incoming.key and r.status != "forgotten"]
+        slot = slots.setdefault((incoming.user, incoming.key), [])
+        live = [i for i in slot if result[i].status != "forgotten"]
         twin = next((i for i in live if same_value(result[i].value, incoming.value)
                      and result[i].status in ("active", "contradicted")), None)
         if twin is not None:
@@ -55,6 +58,7 @@ def consolidation_actions(old, new) -> tuple[list[MemoryRecord], list[tuple[str,
             continue
         current = [i for i in live if result[i].status in ("active", "contradicted")]
         if not incoming.single or not current:
+            slot.append(len(result))
             result.append(incoming)
             actions.append(("add", incoming.id))
             continue
@@ -63,9 +67,11 @@ def consolidation_actions(old, new) -> tuple[list[MemoryRecord], list[tuple[str,
             for i in current:
                 result[i] = replace(result[i], status="superseded", valid_to=incoming.time,
                                     superseded_by=incoming.id)
+            slot.append(len(result))
             result.append(incoming)
             actions.append(("update", incoming.id))
         elif incoming.time < result[newest].time:
+            slot.append(len(result))
             result.append(replace(incoming, status="superseded", valid_to=result[newest].time,
                                   superseded_by=result[newest].id))
             actions.append(("late", incoming.id))
@@ -74,6 +80,7 @@ def consolidation_actions(old, new) -> tuple[list[MemoryRecord], list[tuple[str,
             for i in rivals:
                 result[i] = replace(result[i], status="contradicted",
                                     conflicts=tuple(dict.fromkeys(result[i].conflicts + (incoming.id,))))
+            slot.append(len(result))
             result.append(replace(incoming, status="contradicted",
                                   conflicts=tuple(result[i].id for i in rivals)))
             actions.append(("contradict", incoming.id))
