@@ -307,3 +307,49 @@ def test_a_chapter_11_replay_is_one_agent_run_whose_figures_match_its_measuremen
     assert (t["1 budget"]["requests"], t["1 budget"]["input_tokens"], t["1 budget"]["cached_tokens"]) \
         == (len(m.usages), m.sent_prompt, m.sent_cached) == (3, m.sent_prompt, m.sent_cached)
     assert m.sent_cached > 0
+
+
+def _needles(messages) -> set:
+    """Lines of the messages' contents a trace file would hold verbatim if it copied them (long
+    enough to be theirs, with nothing JSON would escape)."""
+    lines = set()
+    for message in messages:
+        for line in (message.get("content") or "").splitlines():
+            if len(line) >= 30 and line.isascii() and '"' not in line and "\\" not in line:
+                lines.add(line)
+    return lines
+
+
+def _two_hundred_steps(state, steps):
+    """Chapter 11's run, one request per step: the system prompt, the task and that step's
+    messages (small contexts, so the test is quick; every step's contents differ)."""
+    from course.givens.production_compaction import load_run
+
+    run = load_run()
+    sent = set()
+    with llm.serve() as server:
+        client = server.client()
+        with tracing.agent_run("two hundred steps"):
+            for step in run.steps[:steps]:
+                messages = run.head() + step["messages"]
+                client.chat.completions.create(model=llm.MODEL_NAME, messages=messages, tools=run.tools)
+                sent |= _needles(messages)
+    state.flush()
+    return sent, state.path.read_text()
+
+
+def test_a_200_step_runs_trace_holds_compositions_not_the_messages(traced, monkeypatch, tmp_path):
+    """A long run's trace file holds counts, parts and keys, not copies of the context: no line
+    of any message sent appears in it unless contents are turned on (then they do, which shows
+    the check can see them)."""
+    state = traced()
+    sent, text = _two_hundred_steps(state, 200)
+    assert len(tracing.requests()) == 200 and len(sent) > 200
+    assert not [line for line in sent if line in text]
+    assert "gen_ai.input.messages" not in text and "course.context.part_tokens" in text
+
+    tracing.shutdown()
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "span_only")
+    state = tracing.install(directory=tmp_path / "with-contents")
+    sent, text = _two_hundred_steps(state, 3)
+    assert [line for line in sent if line in text]
