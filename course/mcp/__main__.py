@@ -11,8 +11,7 @@ import argparse
 import sys
 import tempfile
 
-from course.mcp.course_tools import INSTRUCTIONS, NAME, TERMINAL_WORKSPACE, course_tools
-from course.mcp.server import build_server
+from course.mcp.course_tools import PROMPTS, RESOURCES, TERMINAL_WORKSPACE, course_server, course_tools
 
 
 def _tool_list(notes_folder, workspace) -> str:
@@ -20,6 +19,8 @@ def _tool_list(notes_folder, workspace) -> str:
     lines = ["tools served:"] + [f"  {t.name:16} {t.description.split('. ')[0].rstrip('.')}"
                                  for t in tools]
     lines += ["not served:"] + [f"  {m}" for m in missing] if missing else []
+    lines += ["resources:"] + [f"  {r.uri:24} {r.description}" for r in RESOURCES]
+    lines += ["prompts:"] + [f"  {p.name}({', '.join(p.arguments)})  {p.description}" for p in PROMPTS]
     return "\n".join(lines)
 
 
@@ -53,8 +54,7 @@ def _run(args, notes_folder) -> int:
     if args.http is not None and not 0 < args.http < 65536:
         print(f"--http takes a port from 1 to 65535, not {args.http}", file=sys.stderr)
         return 2
-    tools, _ = course_tools(args.notes, args.workspace)
-    server = build_server(NAME, tools, instructions=INSTRUCTIONS)
+    server = course_server(args.notes, args.workspace)
     from course.mcp.transports import serve_http, serve_stdio
 
     if args.http is None:

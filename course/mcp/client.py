@@ -53,7 +53,8 @@ class McpConnection:
             if not target or not all(isinstance(part, str) for part in target):
                 raise ValueError(f"a stdio server is a command, a list of strings: got {target!r}")
             env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "PYTHONPATH",
-                                                                "COURSE_NO_BWRAP", "TMPDIR")}
+                                                                "COURSE_NO_BWRAP", "TMPDIR",
+                                                                "TIKTOKEN_CACHE_DIR", "COURSE_TRACE")}
             target = StdioServerParameters(command=target[0], args=list(target[1:]), env=env)
         elif isinstance(target, str) and not target.startswith(("http://127.0.0.1:", "http://localhost:")):
             raise ValueError(f"an HTTP server is reached on this machine only (http://127.0.0.1:PORT/mcp), "

@@ -18,7 +18,7 @@ import importlib
 from pathlib import Path
 
 from course.givens import task_world
-from course.mcp.server import ToolFailure, ToolSpec, build_server
+from course.mcp.server import PromptSpec, ResourceSpec, ToolFailure, ToolSpec, build_server
 from course.paths import DATA_DIR
 
 NAME = "course"
@@ -108,8 +108,28 @@ def course_tools(notes_folder=None, workspace=TERMINAL_WORKSPACE) -> tuple[list[
     return tools, missing
 
 
+# MCP's other primitives. A resource is read by the application, not chosen by the model: it
+# costs no schema in any request and enters the context only when the client attaches it. A
+# prompt is a template the user picks (a slash command), filled by the server.
+RESOURCES = [
+    ResourceSpec("course://desk/rules", "desk rules",
+                 "The service desk's procedures and business rules (chapter 12's system prompt).",
+                 lambda: task_world.system_prompt(task_world.BASELINE), "text/markdown"),
+    ResourceSpec("course://desk/bookings", "bookings",
+                 "Every booking reference with its holder and day, one per line.",
+                 lambda: "\n".join(f"{ref} {b['holder']} {b['day']}"
+                                   for ref, b in task_world.fresh_db()["bookings"].items())),
+]
+PROMPTS = [
+    PromptSpec("move_trip", "Ask the desk to move a trip to another day.",
+               ["booking_ref", "pin", "new_day"],
+               lambda a: (f"Please move trip {a.get('booking_ref')} to {a.get('new_day')}. "
+                          f"My PIN is {a.get('pin')}.")),
+]
+
+
 def course_server(notes_folder=None, workspace=TERMINAL_WORKSPACE):
     """The course's server object (served in-process), as `python -m course.mcp` serves it;
     without `notes_folder`, no notes tool (a folder outlives the object: the caller owns it)."""
     tools, _ = course_tools(notes_folder, workspace)
-    return build_server(NAME, tools, instructions=INSTRUCTIONS)
+    return build_server(NAME, tools, resources=RESOURCES, prompts=PROMPTS, instructions=INSTRUCTIONS)

@@ -134,3 +134,22 @@ def test_a_closed_connection_says_so():
 def test_a_server_that_is_not_local_is_refused():
     with pytest.raises(ValueError, match="127.0.0.1"):
         connect("http://example.org/mcp")
+
+
+async def sdk_primitives(server):
+    async with Client(server) as client:
+        resources = (await client.list_resources()).resources
+        rules = await client.read_resource("course://desk/rules")
+        prompt = await client.get_prompt("move_trip", {"booking_ref": "TRVWXE", "pin": "1937",
+                                                       "new_day": "friday"})
+        return resources, rules, prompt
+
+
+def test_the_sdk_client_reads_our_resources_and_prompts():
+    command = course_server_command()
+    params = StdioServerParameters(command=command[0], args=command[1:],
+                                   env={"PATH": os.environ.get("PATH", "")})
+    resources, rules, prompt = anyio.run(sdk_primitives, params)
+    assert {str(r.uri) for r in resources} == {"course://desk/rules", "course://desk/bookings"}
+    assert "verify_identity" in rules.contents[0].text
+    assert prompt.messages[0].content.text == "Please move trip TRVWXE to friday. My PIN is 1937."
