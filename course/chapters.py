@@ -449,7 +449,8 @@ SHARED_PARTS: tuple[str, ...] = (
 IN_PROGRESS: dict[str, tuple[str, ...]] = {
     "17": ("solutions/memory/", "lesson_support/memory/", "course/givens/memory.py",
            "tests/solutions/test_memory.py", "tests/lesson_support/test_memory_library.py",
-           "lesson_support/memory_lesson.py", "tests/lesson_support/test_memory_lesson.py"),
+           "lesson_support/memory_lesson.py", "tests/lesson_support/test_memory_lesson.py",
+           "lesson_support/widgets/memory.py", "tests/lesson_support/test_memory_widget.py"),
 }
 # The folders whose every file belongs to a chapter (or to SHARED_PARTS).
 CHAPTER_FOLDERS: tuple[str, ...] = (
