@@ -11,6 +11,7 @@ teaching model, an estimate for a real provider (whose `usage` stays the ground 
 """
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -98,39 +99,47 @@ class Composition:
         return out
 
 
-_COUNTS: OrderedDict[str, int] = OrderedDict()  # message hash -> tokens (history repeats itself)
+_COUNTS: OrderedDict[str, int] = OrderedDict()  # unit digest -> tokens (history repeats itself)
 _COUNTS_LIMIT = 50_000
 
 
-def _message_tokens(message: dict, digest: str) -> int:
-    from course.llm.template import message_token_count
-
-    count = _COUNTS.get(digest)
-    if count is None:
-        count = message_token_count(message)
-        _COUNTS[digest] = count
+def _counted(key: str, count) -> int:
+    """The tokens of the unit `key`, computed by `count()` only the first time it is seen: a
+    request repeats the tools and the history of the one before, and counting them is most of
+    what composing costs."""
+    tokens = _COUNTS.get(key)
+    if tokens is None:
+        tokens = _COUNTS[key] = count()
         if len(_COUNTS) > _COUNTS_LIMIT:
             _COUNTS.popitem(last=False)
-    return count
+    return tokens
+
+
+@functools.cache
+def _primer_tokens() -> int:
+    from course.llm.template import fixed_token_count
+
+    return fixed_token_count(None)
 
 
 def compose(messages, tools=None) -> Composition:
     """The composition of a request (its `messages` and `tools`, as sent)."""
-    from course.llm.template import fixed_token_count
+    from course.llm.template import fixed_token_count, message_token_count
 
     hashes, parts, tokens = [], [], []
-    fixed = fixed_token_count(None)
+    fixed = _primer_tokens()
     if tools:
-        block = fixed_token_count(list(tools)) - fixed
-        hashes.append(message_hash({"tools": list(tools)}))
+        tools = list(tools)
+        digest = message_hash({"tools": tools})
+        hashes.append(digest)
         parts.append(TOOLS_PART)
-        tokens.append(block)
+        tokens.append(_counted("tools " + digest, lambda: fixed_token_count(tools) - fixed))
     for message in messages or ():
         plain = as_plain(message)
         digest = message_hash(plain)
         hashes.append(digest)
         parts.append(part_of(plain, digest))
-        tokens.append(_message_tokens(plain, digest))
+        tokens.append(_counted(digest, lambda: message_token_count(plain)))
     return Composition(tuple(hashes), tuple(parts), tuple(tokens), fixed)
 
 
