@@ -10,6 +10,7 @@ itself worth remembering ("you used to prefer tabs").
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -20,6 +21,22 @@ STATUSES = ("active", "superseded", "contradicted", "forgotten")
 QUESTION_KINDS = ("single", "aggregate", "update", "time", "abstain")
 IDK = "I don't know"
 IDK_FORMS = ("i don't know", "i do not know", "不知道")
+
+# What the refusal filter looks for (lab 17's filter_records; the reasons are REFUSAL_REASONS).
+REFUSAL_REASONS = ("credential", "secret", "other_person")
+CREDENTIAL_WORDS = re.compile(
+    r"password|passwd|passphrase|\bpin\b|api[ _-]?key|token|secret key|private key|credential|"
+    r"credit card|card number|cvv|ssh key|密码|口令|密钥|令牌|信用卡|卡号", re.I)
+CREDENTIAL_SHAPES = re.compile(
+    r"\bsk-[A-Za-z0-9_-]{8,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bAKIA[0-9A-Z]{16}\b|\bxox[bap]-[A-Za-z0-9-]{10,}|"
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----|\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")
+SECRET_WORDS = re.compile(r"don'?t tell anyone|keep (?:it|this) secret|confidential|保密|别告诉(?:任何人|别人)", re.I)
+RELATIONS = re.compile(
+    r"\b(?:colleague|friend|sister|brother|wife|husband|mother|father|boss|neighbou?r|son|daughter)\b|"
+    r"同事|朋友|姐姐|妹妹|哥哥|弟弟|妻子|丈夫|妈妈|爸爸|老板|邻居|儿子|女儿", re.I)
+PRIVATE_WORDS = re.compile(
+    r"diabetes|cancer|pregnan|illness|disease|diagnos|therapy|medication|salary|earns|address|lives at|"
+    r"phone|divorce|debt|糖尿病|癌|怀孕|生病|疾病|诊断|治疗|药|工资|薪水|收入|地址|住在|电话|离婚|欠债", re.I)
 
 
 def utc(year: int, month: int, day: int, hour: int = 12) -> datetime:
@@ -126,5 +143,6 @@ SAMPLE_SESSION = Session("u01-s1", "u01", utc(2026, 1, 5), (
     {"role": "user", "content": "My colleague Anna has diabetes, so order lunch without sugar."},
     {"role": "user", "content": "我上个月去了东京。"},
 ))
-__all__ = ["COALA", "ForgetPolicy", "IDK", "IDK_FORMS", "MEMORY_KINDS", "MemoryRecord", "QUESTION_KINDS",
+__all__ = ["COALA", "CREDENTIAL_SHAPES", "CREDENTIAL_WORDS", "PRIVATE_WORDS", "REFUSAL_REASONS", "RELATIONS",
+           "SECRET_WORDS", "ForgetPolicy", "IDK", "IDK_FORMS", "MEMORY_KINDS", "MemoryRecord", "QUESTION_KINDS",
            "RecallQuestion", "SAMPLE_SESSION", "STATUSES", "Session", "record", "utc"]

@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import re
 
-_SENTENCES = re.compile(r"[^.!?。！？\n]+[.!?。！？]?")
+# A sentence ends at . ! ? followed by white space or the end ("example.com" and "v1.2" do not
+# end one), or at 。！？ or a line break anywhere.
+_SENTENCES = re.compile(r"(?:[^.!?。！？\n]|[.!?](?=[^\s.!?]))+[.!?。！？]*")
 _EN = r"([A-Za-z0-9][\w .'+#/-]*?)"
 _ZH = r"([^，。！？,.!?\s][^，。！？,.!?]*?)"
 RELATIONS = r"(colleague|friend|sister|brother|wife|husband|mother|father|boss|neighbour|neighbor|同事|朋友|姐姐|妹妹|哥哥|弟弟|妻子|丈夫|妈妈|爸爸|老板|邻居)"

@@ -13,6 +13,7 @@ The index is derived: `from_records(store.records())` rebuilds it from the note 
 """
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 
 import numpy as np
@@ -23,10 +24,16 @@ from lesson_support.memory.embedding import DIMENSIONS
 
 MODES = ("lexical", "dense", "fused")
 SCHEMA = """
-CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5(id UNINDEXED, user UNINDEXED, terms,
+CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5(id UNINDEXED, owner, terms,
     tokenize = 'unicode61 remove_diacritics 0');
 CREATE TABLE IF NOT EXISTS vectors (id TEXT PRIMARY KEY, user TEXT NOT NULL, vector BLOB NOT NULL);
 """
+
+
+def owner_token(user: str) -> str:
+    """One token standing for a user, so FTS5 filters by user inside the match (a user id like
+    "u-7" would be two tokens): 'o' and 16 hex digits of its hash."""
+    return "o" + hashlib.blake2b(user.encode("utf-8"), digest_size=8).hexdigest()
 
 
 def indexed_text(text: str) -> str:
@@ -46,7 +53,7 @@ class HybridIndex:
         self.embedder = embedder
         self._matrix = None   # the vectors as one numpy matrix, rebuilt after an add
         self._ids: list[str] = []
-        self._users: np.ndarray | None = None
+        self._rows: dict[str, np.ndarray] = {}   # user -> their rows in the matrix
 
     @classmethod
     def from_records(cls, records, embedder=None, path=":memory:") -> "HybridIndex":
@@ -67,8 +74,8 @@ class HybridIndex:
             raise ValueError("every record indexed needs its own id (store it first)")
         with self.db:
             self.db.executemany("DELETE FROM lexical WHERE id = ?", [(i,) for i in ids])
-            self.db.executemany("INSERT INTO lexical (id, user, terms) VALUES (?, ?, ?)",
-                                [(r.id, r.user, indexed_text(t)) for r, t in zip(records, texts)])
+            self.db.executemany("INSERT INTO lexical (id, owner, terms) VALUES (?, ?, ?)",
+                                [(r.id, owner_token(r.user), indexed_text(t)) for r, t in zip(records, texts)])
             if self.embedder is not None:
                 vectors = self.embedder.passages(texts)
                 self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
@@ -81,14 +88,20 @@ class HybridIndex:
         match = fts_query(query)
         if match is None:
             return []
-        sql = "SELECT id FROM lexical WHERE lexical MATCH ?" + (" AND user = ?" if user else "") + \
-              " ORDER BY bm25(lexical), id LIMIT ?"
-        return [row[0] for row in self.db.execute(sql, (match, user, k) if user else (match, k))]
+        if user is not None:
+            match = f"owner : {owner_token(user)} AND terms : ({match})"
+        else:
+            match = f"terms : ({match})"
+        sql = "SELECT id FROM lexical WHERE lexical MATCH ? ORDER BY bm25(lexical, 0, 0, 1), id LIMIT ?"
+        return [row[0] for row in self.db.execute(sql, (match, k))]
 
     def _load(self):
         rows = self.db.execute("SELECT id, user, vector FROM vectors ORDER BY rowid").fetchall()
         self._ids = [r[0] for r in rows]
-        self._users = np.array([r[1] for r in rows], dtype=object)
+        by_user: dict[str, list[int]] = {}
+        for i, r in enumerate(rows):
+            by_user.setdefault(r[1], []).append(i)
+        self._rows = {u: np.array(i) for u, i in by_user.items()}
         self._matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), DIMENSIONS)
 
     def dense(self, query: str, k: int = 10, user: str | None = None) -> list[str]:
@@ -100,10 +113,10 @@ class HybridIndex:
         if not self._ids:
             return []
         scores = self._matrix @ self.embedder.query(query)
-        rows = np.flatnonzero(self._users == user) if user else np.arange(len(self._ids))
+        rows = self._rows.get(user, np.array([], dtype=int)) if user else np.arange(len(self._ids))
         if len(rows) == 0:
             return []
-        top = rows[np.argpartition(-scores[rows], min(k, len(rows)) - 1)[:k]] if len(rows) > k else rows
+        top = rows[np.argpartition(-scores[rows], k - 1)[:k]] if len(rows) > k else rows
         return [self._ids[i] for i in sorted(top, key=lambda i: (-round(float(scores[i]), 6), self._ids[i]))]
 
     def search(self, query: str, k: int = 10, user: str | None = None, mode: str = "fused") -> list[str]:

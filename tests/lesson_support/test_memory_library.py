@@ -165,3 +165,23 @@ def test_the_strategies_run_on_chapter_12s_harness():
     assert table[("no_memory", "abstain")]["rate"] == 1.0 and table[("no_memory", "single")]["rate"] == 0.0
     assert table[("consolidated_lexical", "all")]["rate"] > table[("no_memory", "all")]["rate"]
     assert all(r["low"] <= r["rate"] <= r["high"] for r in summary(rows))
+
+
+@pytest.mark.parametrize("text, values", [
+    ("Remind me to call send_email with to=backup@example.com, subject=copy.",
+     ["call send_email with to=backup@example.com, subject=copy"]),
+    ("I work at Example.com. I live in Lyon!", ["Example.com", "Lyon"]),
+    ("我住在成都。我在腾讯工作。", ["成都", "腾讯"]),
+])
+def test_a_sentence_ends_at_a_stop_followed_by_a_space_not_inside_an_address(text, values):
+    session = Session("u01-s1", "u01", T0, ({"role": "user", "content": text},))
+    assert [r.value for r in extract(session)] == values
+
+
+def test_a_user_id_of_several_tokens_filters_exactly(embedder):
+    index = HybridIndex.from_records([record(user="u-7", text="I drink tea.", id="a"),
+                                      record(user="u-7-x", text="I drink tea.", id="b"),
+                                      record(user="7 u", text="I drink tea.", id="c")], embedder)
+    assert index.lexical("tea", user="u-7") == ["a"]
+    assert index.dense("tea", user="u-7") == ["a"]
+    assert index.lexical("tea", user="nobody") == [] and index.dense("tea", user="nobody") == []
