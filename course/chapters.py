@@ -451,6 +451,7 @@ IN_PROGRESS: dict[str, tuple[str, ...]] = {
            "tests/solutions/test_memory.py", "tests/lesson_support/test_memory_library.py",
            "lesson_support/memory_lesson.py", "tests/lesson_support/test_memory_lesson.py",
            "lesson_support/widgets/memory.py", "tests/lesson_support/test_memory_widget.py"),
+    "19": ("course/givens/capstone.py", "lesson_support/capstone/", "tests/lesson_support/test_capstone*.py"),
 }
 # The folders whose every file belongs to a chapter (or to SHARED_PARTS).
 CHAPTER_FOLDERS: tuple[str, ...] = (
