@@ -60,6 +60,7 @@ returns are the ground truth and any local count is an estimate.
 from __future__ import annotations
 
 import json
+from array import array
 from functools import lru_cache
 
 from course.llm.reasoning import FIELD as REASONING, prompt_view, think_text
@@ -154,15 +155,25 @@ def prompt_token_ids(messages: list, tools: list | None = None,
     return pieces_token_ids(render_pieces(messages, tools, reasoning))
 
 
+PIECES_KEPT = 1024  # text pieces whose token ids are kept (4 bytes a token)
+
+
+@lru_cache(maxsize=PIECES_KEPT)
+def piece_ids(piece: str) -> array:
+    """One text piece's token ids, kept: a request repeats the tools and the history of the one
+    before, and tracing (course/tracing) counts a request's pieces just before the teaching model,
+    in the same process, encodes them. Read only."""
+    return array("I", encoding().encode_ordinary(piece))
+
+
 def pieces_token_ids(pieces: list[str]) -> list[int]:
     """The token ids of rendered pieces (render_pieces): each text piece encoded on its own."""
-    enc = encoding()
     ids: list[int] = []
     for piece in pieces:
         if isinstance(piece, SpecialToken):
             ids.append(IM_START_ID if piece == IM_START else IM_END_ID)
         else:
-            ids.extend(enc.encode_ordinary(piece))
+            ids.extend(piece_ids(piece))
     return ids
 
 
@@ -218,13 +229,11 @@ def completion_token_count(message: dict, think: bool = False) -> int:
 def message_token_count(message: dict, think: bool = False) -> int:
     """What one message adds to the prompt: 3 + its text's tokens (see the formula above);
     `think`: render its reasoning_content (a message of reasoning.prompt_view)."""
-    enc = encoding()
-    return sum(1 if isinstance(p, SpecialToken) else len(enc.encode_ordinary(p))
+    return sum(1 if isinstance(p, SpecialToken) else len(piece_ids(p))
                for p in message_pieces(message, think)[:-1]) + 1
 
 
 def fixed_token_count(tools: list | None) -> int:
     """What the prompt holds besides its messages: the tools block and the reply primer."""
-    enc = encoding()
-    block = 3 + len(enc.encode_ordinary(tools_text(tools))) if tools else 0
-    return block + 1 + len(enc.encode_ordinary("assistant\n"))
+    block = 3 + len(piece_ids(tools_text(tools))) if tools else 0
+    return block + 1 + len(piece_ids("assistant\n"))
