@@ -7,17 +7,23 @@ First, chapter 11's run replayed in this process: all 212 requests of its agent 
 the layered compactor, so every request fits the window) sent to a private teaching model, with
 tracing off and on alternately; prints the ratio and the trace file of one traced replay (its
 size and spans: compositions and hashes, no contents). Then the lessons: default 01, 05 and 11,
-two rounds. Each round runs every lesson off then on (the order
-swaps every round, so a machine getting busier does not favour one side), in a fresh kernel as
-Run All does. Prints each run's seconds, the ratio on/off of the best runs, the machine's load
-(1-minute average) before and after, and the size of the OTLP JSON written by the traced runs
-(with how many request spans it holds). Never asserted: figures depend on the machine.
+five rounds. Each round runs every lesson off then on (the order swaps every round, so a machine
+getting busier does not favour one side), in a fresh kernel as Run All does. The figure is the
+kernel's CPU time (user + system, from the operating system's accounting of the finished kernel
+process and anything it waited for), not the wall time: on a shared machine other processes
+stretch the wall time of a run but not its CPU time. The teaching model runs inside the kernel,
+so its work counts too. Prints each run's CPU and wall seconds, then per lesson the median CPU
+time off and on, their ratio, and the spread: the lowest and highest on/off ratio of the rounds'
+pairs; and the size of the OTLP JSON written by the last traced run (with how many request spans
+it holds). Never asserted: figures depend on the machine.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import resource
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -33,13 +39,23 @@ from course.tracing.setup import TRACES_DIR  # noqa: E402
 LESSONS = ("01_agent_loop.ipynb", "05_prompt_caching.ipynb", "11_production_compaction.ipynb")
 
 
-def run(path: Path, tracing: str) -> tuple[float, list[Path]]:
-    """Seconds for one Run All of `path` with COURSE_TRACE=`tracing`, and the trace files it wrote."""
+def children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished, waited-for children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(path: Path, tracing: str) -> tuple[float, float, list[Path]]:
+    """Wall seconds and the kernel's CPU seconds for one Run All of `path` with
+    COURSE_TRACE=`tracing`, and the trace files it wrote. The kernel is this process's child and
+    is waited for when the run ends, so its CPU time is the change in the children's."""
     os.environ["COURSE_TRACE"] = tracing  # the kernel inherits it
     before = set(TRACES_DIR.glob("*.jsonl")) if TRACES_DIR.exists() else set()
+    cpu = children_cpu()
     _, total, _ = time_notebook(path)
+    cpu = children_cpu() - cpu
     after = set(TRACES_DIR.glob("*.jsonl")) if TRACES_DIR.exists() else set()
-    return total, sorted(after - before)
+    return total, cpu, sorted(after - before)
 
 
 def request_spans(files: list[Path]) -> int:
@@ -146,31 +162,41 @@ def replay_figures(rounds: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--replay-only", action="store_true")
+    parser.add_argument("--lessons-only", action="store_true")
     args = parser.parse_args()
-    replay_figures(args.rounds)
+    if not args.lessons_only:
+        replay_figures(args.rounds)
     if args.replay_only:
         return
     paths = [p.resolve() for p in args.notebooks] or [ROOT / "notebooks" / name for name in LESSONS]
     print(f"load before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    times: dict = {(p.name, mode): [] for p in paths for mode in ("off", "on")}
+    cpu: dict = {(p.name, mode): [] for p in paths for mode in ("off", "on")}
+    wall: dict = {(p.name, mode): [] for p in paths for mode in ("off", "on")}
     files: dict = {p.name: [] for p in paths}
     for round_number in range(args.rounds):
         modes = ("off", "on") if round_number % 2 == 0 else ("on", "off")
         for path in paths:
             for mode in modes:
-                seconds, written = run(path, mode)
-                times[(path.name, mode)].append(seconds)
+                seconds, used, written = run(path, mode)
+                wall[(path.name, mode)].append(seconds)
+                cpu[(path.name, mode)].append(used)
                 if mode == "on":
                     files[path.name] = written
-                print(f"round {round_number + 1}: {path.name} tracing {mode}: {seconds:.1f} s "
-                      f"(load {os.getloadavg()[0]:.2f})", flush=True)
+                print(f"round {round_number + 1}: {path.name} tracing {mode}: {used:.2f} s CPU, "
+                      f"{seconds:.1f} s wall (load {os.getloadavg()[0]:.2f})", flush=True)
     print(f"load after: {os.getloadavg()[0]:.2f}")
+    print(f"\nkernel CPU seconds, median of {args.rounds} rounds (spread: lowest-highest on/off of a round's pair)")
     for path in paths:
-        off, on = min(times[(path.name, "off")]), min(times[(path.name, "on")])
+        off, on = cpu[(path.name, "off")], cpu[(path.name, "on")]
+        pairs = sorted(b / a for a, b in zip(off, on))
         size = sum(f.stat().st_size for f in files[path.name])
-        print(f"{path.name}: best off {off:.1f} s, best on {on:.1f} s, ratio on/off {on / off:.3f}; "
+        print(f"{path.name}: off {statistics.median(off):.2f} s ({min(off):.2f}-{max(off):.2f}), "
+              f"on {statistics.median(on):.2f} s ({min(on):.2f}-{max(on):.2f}), "
+              f"on/off {statistics.median(on) / statistics.median(off):.3f} "
+              f"(pairs {pairs[0]:.3f}-{pairs[-1]:.3f}); wall medians "
+              f"{statistics.median(wall[(path.name, 'off')]):.1f} / {statistics.median(wall[(path.name, 'on')]):.1f} s; "
               f"last traced run wrote {size / 1024:.1f} KiB of OTLP JSON in {len(files[path.name])} "
               f"file(s), {request_spans(files[path.name])} request spans")
 
