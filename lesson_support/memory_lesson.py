@@ -340,3 +340,14 @@ def compare_with_a_real_model(session, rule_records, target=None, max_tokens: in
     print(f"found by both: {found['both']}\nonly by the rule: {found['rule_only']}\n"
           f"only by the model: {found['model_only']}")
     return found
+
+
+def totals_rows(totals: dict[str, dict]) -> list[list[str]]:
+    """`layout_totals` per layout as table rows (layout, prompt, cached, share, memory, USD); a
+    cached count the provider does not report is printed as such, and the bill prices it as a miss."""
+    rows = []
+    for layout, t in totals.items():
+        cached = "not reported" if t["cached"] is None else f"{t['cached']:,}"
+        share = "—" if t["share_cached"] is None else f"{t['share_cached']:.0%}"
+        rows.append([layout, f"{t['prompt']:,}", cached, share, f"{t['memory']:,}", f"{t['usd']:.5f}"])
+    return rows

@@ -17,7 +17,8 @@ from lesson_support.memory_lesson import (EXTRACTION_PROMPT, LAYOUTS, CachedEmbe
                                           compare_extractions, compare_with_a_real_model, erase,
                                           extraction_messages, files_holding, layout_totals, memory_block,
                                           origin, own_records, parse_extraction, rank_text, recall_row,
-                                          request_messages, retrieval_comparison, run_layout, win_counts)
+                                          request_messages, retrieval_comparison, run_layout, totals_rows,
+                                          win_counts)
 from solutions.costs import SEED_PRICES, price_run
 
 PROFILE = tuple(f"2026-03-0{k}: the project builds with CMake {k} and Ninja on aarch64, fact {k}"
@@ -243,3 +244,12 @@ def test_a_real_models_reply_is_compared_and_a_reply_without_the_format_is_repor
     assert found["both"] == [("city", "Lyon")] and good.sent[0]["temperature"] == 0
     assert compare_with_a_real_model(SAMPLE_SESSION, [], target=Target("Lyon, vim.")) is None
     assert "no JSON list of memories in the reply" in capsys.readouterr().out
+
+
+def test_the_table_rows_say_when_a_provider_reports_no_cached_count():
+    rows = run_layout(Recorder(), "retrieval at the tail", "RULES", SESSIONS)
+    known = layout_totals(rows, SEED_PRICES)
+    unknown = layout_totals([{**r, "cached": None} for r in rows], SEED_PRICES)
+    assert totals_rows({"a": known, "b": unknown}) == [
+        ["a", "1,200", "480", "40%", f"{known['memory']:,}", f"{known['usd']:.5f}"],
+        ["b", "1,200", "not reported", "—", f"{known['memory']:,}", f"{unknown['usd']:.5f}"]]
