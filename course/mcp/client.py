@@ -23,6 +23,7 @@ import sys
 import threading
 
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 
 def _plain(model) -> dict:
@@ -34,6 +35,7 @@ class McpConnection:
 
     def __init__(self, target):
         self.target = target
+        self._devnull = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="mcp-connection",
                                         daemon=True)
@@ -55,11 +57,24 @@ class McpConnection:
             env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "PYTHONPATH",
                                                                 "COURSE_NO_BWRAP", "TMPDIR",
                                                                 "TIKTOKEN_CACHE_DIR", "COURSE_TRACE")}
-            target = StdioServerParameters(command=target[0], args=list(target[1:]), env=env)
+            # the server's stderr goes to ours when ours is a real file; a notebook under nbval
+            # gives sys.stderr no file descriptor, which a subprocess cannot write to
+            target = stdio_client(StdioServerParameters(command=target[0], args=list(target[1:]),
+                                                        env=env), errlog=self._errlog())
         elif isinstance(target, str) and not target.startswith(("http://127.0.0.1:", "http://localhost:")):
             raise ValueError(f"an HTTP server is reached on this machine only (http://127.0.0.1:PORT/mcp), "
                              f"not {target!r}")
         return Client(target)
+
+    def _errlog(self):
+        for stream in (sys.stderr, sys.__stderr__):
+            try:
+                stream.fileno()
+                return stream
+            except (AttributeError, OSError, ValueError):
+                continue
+        self._devnull = open(os.devnull, "w")
+        return self._devnull
 
     async def _serve(self):
         self._queue = asyncio.Queue()
@@ -120,6 +135,8 @@ class McpConnection:
         self._stop_loop()
 
     def _stop_loop(self) -> None:
+        if self._devnull is not None:
+            self._devnull.close()
         if self._loop.is_running():
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join()

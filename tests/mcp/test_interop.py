@@ -9,6 +9,7 @@ Everything runs on this machine (stdio pipes, 127.0.0.1); every subprocess is en
 test that started it, which checks that it is gone.
 """
 import os
+import subprocess
 import sys
 
 import anyio
@@ -153,3 +154,19 @@ def test_the_sdk_client_reads_our_resources_and_prompts():
     assert {str(r.uri) for r in resources} == {"course://desk/rules", "course://desk/bookings"}
     assert "verify_identity" in rules.contents[0].text
     assert prompt.messages[0].content.text == "Please move trip TRVWXE to friday. My PIN is 1937."
+
+
+def test_a_stdio_server_starts_when_our_stderr_has_no_file_descriptor():
+    """In a notebook under nbval, sys.stderr has no fileno(), so a subprocess cannot inherit it;
+    the server's stderr then goes to the real one (the SDK's default read sys.stderr at import)."""
+    program = ("import io, sys\n"
+               "class NoFileno(io.StringIO):\n"
+               "    def fileno(self):\n"
+               "        raise io.UnsupportedOperation('fileno')\n"
+               "sys.stderr = NoFileno()\n"
+               "from course.mcp import connect, course_server_command\n"
+               "with connect(course_server_command()) as conn:\n"
+               "    print(len(conn.list_tools()))\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["11"]
