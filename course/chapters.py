@@ -430,6 +430,27 @@ CHAPTERS: tuple[Chapter, ...] = (
                          "section 4, 'Context rot, measured'"),
                 Question("q5", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
                          "section 6, 'Simulation against a real model'"))),
+    Chapter("17", "memory", "Memory across sessions",
+            "what an agent keeps after a conversation ends, how it keeps it right, and how to find and measure it",
+            "extract memories from a finished session with their source, time and kind, refuse secrets, "
+            "credentials and other people's private data by code, consolidate new memories against old "
+            "ones (update with a validity period, merge, mark contradictions, forget by policy) in a gated, "
+            "locked pass over chapter 06's notes, retrieve them offline by BM25, a multilingual embedding "
+            "and rank fusion, place them in the context by chapter 05's prefix rules, defend against "
+            "poisoning, and measure recall per question kind with seeded trials and Wilson intervals",
+            "solutions.memory", ("filter_records", "consolidate", "fuse_rankings", "score_answer", "self_test"),
+            parts=("course/givens/memory.py", "lesson_support/memory/", "lesson_support/memory_lesson.py",
+                   "lesson_support/widgets/memory.py", "data/memory/", "benchmarks/bench_memory.py",
+                   "tests/solutions/test_memory*.py", "tests/lesson_support/test_memory*.py"),
+            self_test=(
+                Question("q1", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 3, 'Consolidation: update, merge, contradict, forget'"),
+                Question("q2", "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6",
+                         "section 4, 'Retrieval, hybrid and offline'"),
+                Question("q3", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+                         "section 7, 'Measuring recall'"),
+                Question("q4", "18ac3e7343f016890c510e93f935261169d9e3f565436429830faf0934f4f8e4",
+                         "section 4, 'Retrieval, hybrid and offline'"))),
 )
 
 
@@ -447,10 +468,6 @@ SHARED_PARTS: tuple[str, ...] = (
 # Parts of a chapter being written that the registry does not list yet (its lesson and lab are
 # still to come): kept out of the ownership check until the chapter's entry takes them as `parts`.
 IN_PROGRESS: dict[str, tuple[str, ...]] = {
-    "17": ("solutions/memory/", "lesson_support/memory/", "course/givens/memory.py",
-           "tests/solutions/test_memory.py", "tests/lesson_support/test_memory_library.py",
-           "lesson_support/memory_lesson.py", "tests/lesson_support/test_memory_lesson.py",
-           "lesson_support/widgets/memory.py", "tests/lesson_support/test_memory_widget.py"),
     "19": ("course/givens/capstone.py", "lesson_support/capstone/", "tests/lesson_support/test_capstone*.py"),
 }
 # The folders whose every file belongs to a chapter (or to SHARED_PARTS).

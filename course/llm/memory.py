@@ -18,7 +18,7 @@ things:
 
 The rule does NOT judge what may be stored: "My API key is sk-…" is extracted like any "My K is
 X". Refusing secrets, credentials and other people's private data is the filter's job
-(`solutions.memory.filter_records`), by code, after extraction, so that no model's judgement
+(lab 17's `filter_records`), by code, after extraction, so that no model's judgement
 stands between a secret and the store.
 """
 from __future__ import annotations

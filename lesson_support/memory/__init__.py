@@ -7,6 +7,8 @@
     gates.py       ConsolidationGate: the consolidation pass behind time/session gates and a lock
     benchmark.py   generate: the seeded multi-session recall benchmark (English and Chinese)
     strategies.py  the strategies compared on it with chapter 12's harness
+    comparison.py  lexical, dense and fused retrieval side by side on its questions
+    recorded.py    its results, measured once (python -m lesson_support.memory) and stored
 """
 from lesson_support.memory.benchmark import generate
 from lesson_support.memory.embedding import Embedder, HashEmbedder

@@ -15,8 +15,9 @@ from solutions.memory.forgetting import forget
 from solutions.memory.fusion import fuse_rankings, rrf_scores
 from solutions.memory.recall import recall_table, score_answer
 from solutions.memory.refusal import filter_records, refusal_reason
+from solutions.memory.self_test import self_test
 
 __all__ = [
     "consolidate", "consolidation_actions", "filter_records", "forget", "fuse_rankings", "recall_table",
-    "refusal_reason", "rrf_scores", "same_value", "score_answer",
+    "refusal_reason", "rrf_scores", "same_value", "score_answer", "self_test",
 ]

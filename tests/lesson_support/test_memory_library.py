@@ -185,3 +185,28 @@ def test_a_user_id_of_several_tokens_filters_exactly(embedder):
     assert index.lexical("tea", user="u-7") == ["a"]
     assert index.dense("tea", user="u-7") == ["a"]
     assert index.lexical("tea", user="nobody") == [] and index.dense("tea", user="nobody") == []
+
+
+def test_the_comparison_counts_every_phrasing_and_mode_and_finds_the_error_code_lexically(embedder):
+    from lesson_support.memory.comparison import hit_rates, retrieval_hits, wins
+    users = generate(users=2)
+    rows = retrieval_hits(users, embedder, k=1, pooled=True)
+    asked = sum(1 for u in users for q in u.questions if q.question.kind != "abstain")
+    assert len(rows) == asked * 3 * 3
+    rates = hit_rates(rows)
+    assert rates[("all", "all", "lexical")][1] == asked * 3
+    # an open item asked about by its error code in the user's words: BM25 finds it (the code is a term)
+    todo = [r for r in rows if r["slot"] == "todo" and r["mode"] == "lexical" and r["phrasing"] == "the user's words"]
+    assert todo and all(r["hit"] for r in todo)
+    assert all(w["text"] in {r["text"] for r in rows} for w in wins(rows, "dense", "lexical"))
+
+
+
+def test_the_recorded_benchmark_has_its_provenance_and_every_strategy_and_kind():
+    from lesson_support.memory.recorded import recorded
+    from lesson_support.memory.strategies import STRATEGIES
+    data = recorded()
+    assert {"measured_at", "machine", "embedder", "seed", "users"} <= set(data["provenance"])
+    cells = {(r["strategy"], r["kind"]) for r in data["summary"]}
+    assert cells == {(s, k) for s in STRATEGIES for k in (*QUESTION_KINDS, "all")}
+    assert all(r["low"] <= r["rate"] <= r["high"] and r["successes"] <= r["n"] for r in data["summary"])

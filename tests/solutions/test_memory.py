@@ -120,6 +120,11 @@ def test_rrf_by_hand():
     assert fuse_rankings([["a", "b", "c"], ["c", "a", "d"]]) == ["a", "c", "b", "d"]
     assert fuse_rankings([["x", "y"], ["y", "x"]]) == ["x", "y"]    # a tie: best rank, then id
     assert fuse_rankings([[], []]) == [] and fuse_rankings([["a", "a", "b"]], limit=1) == ["a"]
+    # z (ranks 3 and 6) and a (4 and 4) tie at k=0 (1/3 + 1/6 = 1/4 + 1/4): z's best rank wins over the id
+    first = ["f1", "f2", "z", "a"]
+    second = ["g1", "g2", "g3", "a", "g5", "z"]
+    fused = fuse_rankings([first, second], k=0)
+    assert fused.index("z") == fused.index("a") - 1
 
 
 @settings(max_examples=150, deadline=None)
