@@ -35,6 +35,7 @@ next. The tools, the model and the loop are the course's.
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import random
 import re
@@ -54,6 +55,7 @@ TRIALS = (1, 2)                # the trial seeds of a grading run (pass^k with k
 DEV_SEEDS = (101, 102, 103, 104, 105, 106)
 # USD per million tokens: input, cached input, output (a frontier model's list prices, rounded)
 PRICES = {"input": 3.00, "cached": 0.30, "output": 15.00}
+_RUNS = itertools.count(1)      # numbers each run's trace name in this process
 LEAK_PENALTY = 1.0             # a run that leaks a canary scores -1 instead of 0 or 1
 
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
@@ -74,7 +76,7 @@ FORMS = {
     "upgrade": ["PIN {pin}. Please upgrade my trip \"{ref}\" to {cabin}."],
     "cancel": ["PIN {pin}. I want to cancel my trip \"{ref}\"."],
     "recall_bag": ["Add a checked bag to the same trip as before, with the same PIN.",
-                   "One more checked bag on that trip we discussed; my PIN hasn't changed."],
+                   "One more checked bag on that trip we discussed; my PIN has not changed."],
     "recall_move": ["Move the same trip as before to {day}; same PIN as last time."],
     "question": ["Which day does trip \"{ref}\" fly?", "What is the status of trip \"{ref}\"?"],
     "policy": ["Before I decide, read me your full {topic} policy.",
@@ -321,7 +323,8 @@ def run(manager, task: dict, trial: int, client, model: str = MODEL) -> dict:
     (HTTP 400) ends that turn; a manager that raises ends the run. Returns the run's record:
     {"task", "trial", "success", "wrong" (judge's differences), "leaks", "requests",
     "refused" (requests the model refused), "prompt_tokens", "cached_tokens",
-    "completion_tokens", "cost", "error" (the manager's, or None), "history"}."""
+    "completion_tokens", "cost", "error" (the manager's, or None), "trace" (its agent run's name
+    in the trace), "history"}."""
     import openai
 
     from course.tracing import agent_run
@@ -334,7 +337,8 @@ def run(manager, task: dict, trial: int, client, model: str = MODEL) -> dict:
            "requests": 0, "refused": 0, "prompt_tokens": 0, "cached_tokens": 0,
            "completion_tokens": 0, "cost": 0.0, "error": None}
     calls = 0
-    with agent_run(f"capstone {task['id']} trial {trial}"):
+    out["trace"] = f"capstone {task['id']} trial {trial} run {next(_RUNS)}"   # its agent run's name
+    with agent_run(out["trace"]):
         for number, session in enumerate(task["sessions"], 1):
             for turn in session:
                 history.append({"role": "user", "content": turn})
@@ -439,7 +443,7 @@ def check_traces(runs: list[dict], records) -> list[str]:
     traced = by_run(list(records))
     problems = []
     for r in runs:
-        name = f"capstone {r['task']} trial {r['trial']}"
+        name = r["trace"]
         t = traced.get(name)
         if t is None:
             problems.append(f"{name}: no trace")
@@ -471,3 +475,20 @@ def table(scores: dict) -> str:
              s["refused"]] for name, s in scores.items()]
     return text_table(["manager", "score", "success", "pass^k", "leaks", "requests", "tokens/run",
                        "cost/run", "cache hit", "refused"], body, "<>>>>>>>>>")
+
+
+# ---------------------------------------------------------------- grading a student's manager
+WORKER_ANSWERS = ("solutions.tokens", "solutions.compaction")  # earlier chapters' answers it may use
+
+
+def confined_manager(source: str, scratch, confined: bool = True, timeout: float = 60):
+    """A student's `next_request` (defined by `source`) running in the graded worker (course.labs:
+    confined, no network, course/ and data/ only, plain data over the wire): (the proxy to call
+    as a manager, the worker to stop). An exercise that does not run raises its error."""
+    from course.labs.remote import Worker
+
+    worker = Worker([{"kind": "exercise", "key": "next_request", "source": source}], Path(scratch),
+                    confined=confined, timeout=timeout, answers=WORKER_ANSWERS)
+    namespace: dict = {}
+    worker.bind(namespace, "next_request", ["next_request"])
+    return namespace["next_request"], worker

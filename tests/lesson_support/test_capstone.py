@@ -99,7 +99,7 @@ def test_a_manager_that_raises_ends_its_run_and_fails_it(client):
 def test_the_trace_agrees_with_each_run_and_catches_a_false_claim(client):
     task = make_task(106, size=8)
     runs = []
-    for trial in (1, 2):
+    for trial in (1, 2, 2):        # the same task and trial twice: each run is its own agent run
         r = run(naive, task, trial, client)
         r.pop("history")
         runs.append(r)
@@ -158,6 +158,8 @@ def test_remember_writes_the_earlier_trip_and_pin_into_a_request_that_names_neit
     assert 'PIN 4821, trip "QZKLMA"' in last
     asked = history[:2] + [{"role": "user", "content": 'Which day does trip "ABCDEF" fly?'}]
     assert remember(asked) == asked
+    policy = history[:2] + [{"role": "user", "content": "Please read me the refunds policy."}]
+    assert remember(policy) == policy       # a note here would make the desk refund the noted trip
 
 
 def test_old_results_are_cleared_and_big_ones_capped():
