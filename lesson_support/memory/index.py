@@ -112,12 +112,13 @@ class HybridIndex:
             self._load()
         if not self._ids:
             return []
-        scores = self._matrix @ self.embedder.query(query)
         rows = self._rows.get(user, np.array([], dtype=int)) if user else np.arange(len(self._ids))
         if len(rows) == 0:
             return []
-        top = rows[np.argpartition(-scores[rows], k - 1)[:k]] if len(rows) > k else rows
-        return [self._ids[i] for i in sorted(top, key=lambda i: (-round(float(scores[i]), 6), self._ids[i]))]
+        scores = (self._matrix[rows] if user else self._matrix) @ self.embedder.query(query)  # only the rows searched
+        best = np.argpartition(-scores, k - 1)[:k] if len(rows) > k else np.arange(len(rows))
+        order = sorted(best, key=lambda j: (-round(float(scores[j]), 6), self._ids[rows[j]]))
+        return [self._ids[rows[j]] for j in order]
 
     def search(self, query: str, k: int = 10, user: str | None = None, mode: str = "fused") -> list[str]:
         """The top `k` ids by one ranking or by both fused (each ranking asked for its top 2k)."""

@@ -21,7 +21,7 @@ from course.givens.memory import MemoryRecord
 
 
 def same_value(a: str, b: str) -> bool:
-    return " ".join(a.casefold().split()) == " ".join(b.casefold().split())
+    return normal_value(a) == normal_value(b)
 
 
 def _ids(records) -> list[MemoryRecord]:
@@ -39,50 +39,68 @@ def _ids(records) -> list[MemoryRecord]:
     return out
 
 
+def normal_value(value: str) -> str:
+    return " ".join(value.casefold().split())
+
+
 def consolidation_actions(old, new) -> tuple[list[MemoryRecord], list[tuple[str, str]]]:
     """The store after the new records, and what happened to each: [(action, record id)]."""
     store = _ids(list(old) + list(new))
     result = store[:len(old)]
-    slots: dict[tuple[str, str], list[int]] = {}   # (user, key) -> positions in result: each new
-    for i, r in enumerate(result):                 # record looks only at its own slot, so a pass
-        slots.setdefault((r.user, r.key), []).append(i)   # costs the same per record at any size
+    # Only the current records of a (user, key) decide (active or contradicted ones), and a value
+    # is looked up, not searched for: each new record costs the same however large the store is.
+    current: dict[tuple[str, str], list[int]] = {}
+    by_value: dict[tuple[str, str, str], int] = {}
+
+    def keep_current(i: int):
+        r = result[i]
+        if r.status not in ("active", "contradicted"):   # a new record that came in forgotten
+            return
+        current.setdefault((r.user, r.key), []).append(i)
+        by_value.setdefault((r.user, r.key, normal_value(r.value)), i)
+
+    def close(i: int):
+        r = result[i]
+        current[(r.user, r.key)].remove(i)
+        if by_value.get((r.user, r.key, normal_value(r.value))) == i:
+            del by_value[(r.user, r.key, normal_value(r.value))]
+
+    for i in range(len(result)):
+        keep_current(i)
     actions = []
     for incoming in sorted(store[len(old):], key=lambda r: r.time):
-        slot = slots.setdefault((incoming.user, incoming.key), [])
-        live = [i for i in slot if result[i].status != "forgotten"]
-        twin = next((i for i in live if same_value(result[i].value, incoming.value)
-                     and result[i].status in ("active", "contradicted")), None)
+        twin = by_value.get((incoming.user, incoming.key, normal_value(incoming.value)))
         if twin is not None:
             result[twin] = replace(result[twin], uses=result[twin].uses + 1)
             actions.append(("merge", result[twin].id))
             continue
-        current = [i for i in live if result[i].status in ("active", "contradicted")]
-        if not incoming.single or not current:
-            slot.append(len(result))
+        now = list(current.get((incoming.user, incoming.key), ()))
+        if not incoming.single or not now:
             result.append(incoming)
+            keep_current(len(result) - 1)
             actions.append(("add", incoming.id))
             continue
-        newest = max(current, key=lambda i: result[i].time)
+        newest = max(now, key=lambda i: result[i].time)
         if incoming.time > result[newest].time:
-            for i in current:
+            for i in now:
+                close(i)
                 result[i] = replace(result[i], status="superseded", valid_to=incoming.time,
                                     superseded_by=incoming.id)
-            slot.append(len(result))
             result.append(incoming)
+            keep_current(len(result) - 1)
             actions.append(("update", incoming.id))
         elif incoming.time < result[newest].time:
-            slot.append(len(result))
             result.append(replace(incoming, status="superseded", valid_to=result[newest].time,
                                   superseded_by=result[newest].id))
             actions.append(("late", incoming.id))
         else:
-            rivals = [i for i in current if result[i].time == incoming.time]
+            rivals = [i for i in now if result[i].time == incoming.time]
             for i in rivals:
                 result[i] = replace(result[i], status="contradicted",
                                     conflicts=tuple(dict.fromkeys(result[i].conflicts + (incoming.id,))))
-            slot.append(len(result))
             result.append(replace(incoming, status="contradicted",
                                   conflicts=tuple(result[i].id for i in rivals)))
+            keep_current(len(result) - 1)
             actions.append(("contradict", incoming.id))
     return result, actions
 
