@@ -36,11 +36,10 @@ ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 # The Chinese edition (zh-CN/): these lessons run like the English ones, these labs run unsolved;
 # both must show Chinese prose, rendered (no tofu), and the labs' tally in Chinese. The newest
-# lesson is among them, so that a new widget's labels are measured in both languages (and lesson 17's
-# retrieval explorer, whose Chinese labels are longer than its English ones).
+# lesson is among them, so that a new widget's labels are measured in both languages.
 CHINESE_LESSONS = [ROOT / "zh-CN" / "notebooks" / name
-                   for name in dict.fromkeys(("01_agent_loop.ipynb", "04_compaction.ipynb", "05_prompt_caching.ipynb",
-                                              "10_prompt_injection.ipynb", "17_memory.ipynb", LESSONS[-1].name))]
+                   for name in ("01_agent_loop.ipynb", "04_compaction.ipynb", "05_prompt_caching.ipynb",
+                                "10_prompt_injection.ipynb", LESSONS[-1].name)]
 CHINESE_LABS = [ROOT / "zh-CN" / "labs" / f"{name}.ipynb"
                 for name in ("01_agent_loop_lab", "06_notetool_lab")]
 SHOTS = ROOT / "reports" / "browser"
