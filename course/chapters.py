@@ -451,6 +451,29 @@ CHAPTERS: tuple[Chapter, ...] = (
                          "section 7, 'Measuring recall'"),
                 Question("q4", "18ac3e7343f016890c510e93f935261169d9e3f565436429830faf0934f4f8e4",
                          "section 4, 'Retrieval, hybrid and offline'"))),
+    Chapter("18", "mcp", "Tools from MCP servers, and what they cost the context",
+            "tools from MCP servers: what their schemas cost every request, less of it, and a server as an attacker",
+            "serve the course's tools as an MCP server with the official SDK (stdio and Streamable HTTP on "
+            "127.0.0.1) and run chapter 01's loop as its client; count what tool schemas add to every "
+            "request and price it cached and uncached, see what a tool added mid-session does to the cache; "
+            "cut it with on-demand definitions (a catalogue and tool search) or code execution in chapter "
+            "07's sandbox, measured on the same tasks; use resources and prompts; pin definitions by hash "
+            "against a rug pull, namespace tools per server, and stop an injected result with provenance "
+            "tags and least privilege",
+            "solutions.mcp", ("schema_tokens", "build_catalogue", "load_on_demand", "check_pins",
+                              "map_result", "self_test"),
+            parts=("course/givens/mcp.py", "lesson_support/mcp/",
+                   "lesson_support/widgets/mcp.py", "tests/solutions/test_mcp*.py",
+                   "tests/lesson_support/test_mcp*.py"),
+            self_test=(
+                Question("q1", "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6",
+                         "section 2, 'What MCP costs the context'"),
+                Question("q2", "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+                         "section 2, 'Where they sit in the prefix'"),
+                Question("q3", "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+                         "section 4, 'The risks'"),
+                Question("q4", "18ac3e7343f016890c510e93f935261169d9e3f565436429830faf0934f4f8e4",
+                         "section 3, 'Less of it'"))),
 )
 
 
