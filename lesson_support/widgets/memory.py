@@ -60,7 +60,8 @@ def fusion_line(found: Mapping[str, Sequence[str]], k: int = RRF_K) -> str:
             parts[mode] = _("{mode} rank {rank}: 1/({k}+{rank}) = {score}").format(
                 mode=_(MODE_LABELS[mode]), rank=rank, k=k, score=f"{1 / (k + rank):.4f}")
         else:
-            parts[mode] = _("{mode}: not in its top {n}, adds 0").format(mode=_(MODE_LABELS[mode]), n=len(ids))
+            asked = max(len(ids), len(fused))  # a ranking that found nothing was still asked for its top k
+            parts[mode] = _("{mode}: not in its top {n}, adds 0").format(mode=_(MODE_LABELS[mode]), n=asked)
     return _("{record} is first: {lexical}; {dense}; fused score {total}.").format(
         record=winner, lexical=parts["lexical"], dense=parts["dense"], total=f"{total:.4f}")
 

@@ -57,6 +57,8 @@ def test_the_fusion_line_shows_the_reciprocal_ranks_that_put_the_winner_first():
     assert alone == ("m2 is first: lexical (BM25) rank 1: 1/(10+1) = 0.0909; dense (embeddings): "
                      "not in its top 2, adds 0; fused score 0.0909.")
     assert fusion_line({m: [] for m in MODES}) == "Type a question to rank the memories."
+    nothing = fusion_line({"lexical": [], "dense": ["m1", "m2"], "fused": ["m1", "m2"]})
+    assert "lexical (BM25): not in its top 2, adds 0" in nothing  # not "top 0": it was asked for its top k
 
 
 def test_the_table_escapes_memory_text_and_marks_the_expected_record():
