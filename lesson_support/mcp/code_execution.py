@@ -20,7 +20,8 @@ from solutions.sandbox import run_with_hygiene
 from solutions.sandbox.confine import bubblewrap_argv, bubblewrap_problem
 
 # Python and the SDK, and a child process per server: more room than a grep needs.
-PROGRAM_LIMITS = ResourceLimits(cpu_seconds=60, memory_bytes=4 * 1024 ** 3, open_files=256)
+PROGRAM_LIMITS = ResourceLimits(cpu_seconds=60, memory_bytes=4 * 1024 ** 3, open_files=256,
+                                file_bytes=64 * 1024 ** 2)  # the tokenizer may write its vocabularies
 OUTPUT_LIMIT = 16 * 1024
 
 

@@ -150,3 +150,13 @@ def test_resources_and_prompts_are_served_and_a_resource_costs_no_schema(tmp_pat
     compared = resource_or_tool(found["rules"], 10)
     assert compared["as_resource"] < compared["as_tool"]
     assert json.dumps(compared)  # plain data, for the widget
+
+
+def test_without_bubblewrap_a_program_still_runs_and_says_how(monkeypatch):
+    from lesson_support.mcp import code_execution
+
+    monkeypatch.setattr(code_execution, "bubblewrap_problem", lambda: "COURSE_NO_BWRAP=1 (test)")
+    run = run_program("from lesson_support.mcp.code_api import call\n"
+                      "print(call('code_host', 'get_issue', repo='atlas', number=17)['title'])\n")
+    assert run.exit_code == 0 and run.output == record("code_host", "issue", "atlas", 17)["title"] + "\n"
+    assert "COURSE_NO_BWRAP" in run.confinement

@@ -170,3 +170,13 @@ def test_a_stdio_server_starts_when_our_stderr_has_no_file_descriptor():
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["11"]
+
+
+def test_help_says_what_the_course_server_serves():
+    done = subprocess.run([*course_server_command(), "--help"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    served = done.stdout.split("tools served:")[1].split("resources:")[0]
+    assert {line.split()[0] for line in served.strip().splitlines()} == DESK_TOOLS | {"notes", "terminal"}
+    assert "course://desk/rules" in done.stdout and "move_trip(booking_ref, pin, new_day)" in done.stdout
+    bad = subprocess.run([*course_server_command(), "--http", "0"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--http takes a port from 1 to 65535" in bad.stderr
