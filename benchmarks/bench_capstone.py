@@ -3,22 +3,67 @@ set (course.givens.capstone.hidden_tasks, TRIALS per task) on a private teaching
 scores and the seconds it took; a student's grading is one such row. Prints ratios, asserts
 nothing.
 
-    .venv/bin/python benchmarks/bench_capstone.py [--dev]
+    .venv/bin/python benchmarks/bench_capstone.py [--dev] [--worker]
+
+--worker: a student's manager (a plain sliding window) graded as grading runs it, in the confined
+worker over the wire, against the same source called in-process: the wire's share of a
+student's grading time.
 """
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
 
-from course.givens.capstone import check_traces, dev_tasks, evaluate, hidden_tasks, table
+from course.givens.capstone import (check_traces, confined_manager, dev_tasks, evaluate, hidden_tasks,
+                                    table)
 from course.llm import serve
 from course.tracing import requests
 from lesson_support.capstone import MANAGERS
 
 
+STUDENT = '''
+from solutions.tokens import count_request_tokens
+from course.givens.capstone import TOOLS
+
+
+def next_request(history, task):
+    head, kept = [{"role": "system", "content": task["system"]}], list(history)
+    while len(kept) > 1 and count_request_tokens(head + kept, TOOLS) > task["window"] - task["reply_room"]:
+        kept = kept[1:]
+        while len(kept) > 1 and kept[0]["role"] != "user":
+            kept = kept[1:]
+    return {"messages": head + kept}
+'''
+
+
+def worker_timing(tasks, client) -> None:
+    namespace: dict = {}
+    exec(STUDENT, namespace)
+    start = time.perf_counter()
+    here, _ = evaluate(namespace["next_request"], tasks, client)
+    in_process = time.perf_counter() - start
+    with tempfile.TemporaryDirectory() as scratch:
+        manager, worker = confined_manager(STUDENT, scratch)
+        try:
+            start = time.perf_counter()
+            graded, _ = evaluate(manager, tasks, client)
+            confined = time.perf_counter() - start
+        finally:
+            worker.stop()
+    print(f"a student's grading ({len(tasks)} hidden tasks x {graded['k']} trials): "
+          f"{confined:.1f} s in the confined worker, {in_process:.1f} s in-process "
+          f"({confined / in_process:.2f}x); same verdicts: "
+          f"{all(graded[k] == here[k] for k in ('score', 'success', 'pass_k', 'leaks', 'requests'))} "
+          f"(cache figures differ: the second pass finds the first one's prefixes cached)")
+
+
 def main() -> None:
     tasks = dev_tasks() if "--dev" in sys.argv else hidden_tasks()
     client = serve().client()
+    if "--worker" in sys.argv:
+        worker_timing(tasks, client)
+        return
     scores, seconds, problems = {}, {}, []
     for name, manager in MANAGERS.items():
         start = time.perf_counter()
