@@ -25,6 +25,12 @@ from a seed, written for the course:
     run(manager, task, trial, client)   the course's loop: asks `manager(history, view)` for each
                    request, sends it, executes the calls; returns the run's record
     score_runs(runs)   a manager's scores over runs: success, pass^k, tokens, cost, cache, leaks
+    check_traces(runs, tracing.requests())   what the trace contradicts in the runs' claims
+    evaluate(manager, tasks, client), table(scores)   every task and trial, and the scores' table
+    hidden_tasks() the hidden test set, drawn from HIDDEN_FILE's seeds and surface forms: the
+                   instructor's (docs/instructors/ is never released, the worker cannot read it)
+    confined_manager(source, scratch)   a student's next_request run as grading runs it: in the
+                   confined worker (course.labs), called over the wire with plain data
 
 A manager is a function `next_request(history, task) -> {"messages": [...]}`: `history` is
 everything that happened (the user turns, the desk's replies and calls, the tools' results,
