@@ -4,7 +4,6 @@ state each score no better than the naive baseline on the hidden set when run as
 them: in the confined worker, called over the wire with plain data. Each attack is also shown to
 work where that protection is missing (on the dev set, unconfined, or in-process), so the
 comparison is not vacuous."""
-import json
 import textwrap
 
 import pytest
