@@ -10,7 +10,7 @@
 """
 from __future__ import annotations
 
-from lesson_support.capstone.layers import (cap_results, clear_old_results, fence, remember, slide,
+from solutions.capstone.layers import (cap_results, clear_old_results, fence, remember, slide,
                                        slide_stably, summarise)
 
 SUMMARY_KEEP = 6   # turns compaction keeps as they are

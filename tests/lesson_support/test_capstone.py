@@ -14,7 +14,7 @@ from course.givens.capstone import (DEV_SEEDS, FORMS, HIDDEN_FILE, IGNORED_NOTIC
 from course.tracing import requests
 from course.tokenizer import count_tokens
 from lesson_support.capstone import MANAGERS, naive
-from lesson_support.capstone.layers import (cap_results, clear_old_results, fence, remember,
+from solutions.capstone.layers import (cap_results, clear_old_results, fence, remember,
                                        request_tokens)
 from solutions.tokens import count_request_tokens
 
