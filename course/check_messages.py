@@ -8,7 +8,8 @@ catalogue's translation instead:
   *templates*: an f-string's `{expression}`s are placeholders, named by their expression
   (`f"got {problems}"` is the template "got {problems}"). `pybabel extract` reads them with
   `extract_checks` (every `labs/*_lab.ipynb`, pyproject.toml's [tool.babel]);
-- a message that fits a template is its Chinese template with the same values filled in;
+- a message that fits a template is its Chinese template with the same values filled in (of two
+  that fit, the one with more words of its own);
 - a self-test's "qN is not right yet: re-read section 3, 'Title', then try again" names the
   section by number and by the title the Chinese lesson gives it.
 
@@ -122,7 +123,8 @@ def _line(key: str, line: str) -> str:
     if self_test:
         return _("{key} is not right yet: re-read {where}, then try again").format(
             key=self_test["key"], where=chinese_sections(self_test["where"]))
-    for template in _released_templates(key):
+    # the template with the most words of its own: "step {n}: over the window" before "step {n}: {why}"
+    for template in sorted(_released_templates(key), key=lambda t: -len(PLACEHOLDER.sub("", t))):
         translated = _(template)
         if translated != template:
             filled = fill(line, template, translated)

@@ -3,11 +3,15 @@ lab's check cell come from the catalogue, the values filled in; a self-test hint
 section by number and by the Chinese lesson's title; the payload stays English."""
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 import course.checks as checks
 from course.check_messages import chinese_sections, fill, localised, templates
 from course.checks import check
+from course.paths import LABS_DIR
 
 
 @pytest.fixture(autouse=True)
@@ -72,7 +76,61 @@ def test_a_self_test_hint_names_the_section_as_the_chinese_lesson_does(monkeypat
         "第 2 到 4 节（从「第一次调用：模型请求调用工具」到「循环」）"
 
 
+def test_a_message_gets_its_own_template_not_a_wider_one_of_the_same_check(monkeypatch):
+    monkeypatch.setenv("COURSE_LANGUAGE", "zh-CN")
+    # lab 11's check has "step {step['step']}: {check_pairing(context)}" first, which fits too
+    assert localised("check-layers-run-pairing", "step 4: over the window") == "第 4 步：超出了窗口"
+
+
 def test_in_english_nothing_changes(monkeypatch):
     monkeypatch.setenv("COURSE_LANGUAGE", "en")
     message = "a correct history was reported as broken: []"
     assert localised("check-validate-good-history", message) == message
+
+
+# ------------------------------------------------------------------ no English left to a Chinese student
+# What may stay Latin in a Chinese verdict: code (`…`), a value filled in ({…}), a quoted literal or
+# UI label ('…', "…"), an identifier (snake_case, dotted, called or indexed) and single words the
+# glossary keeps (token, dict, id, Agent, JSON). An English phrase is three plain words in a row;
+# a section title in 「」 with no Chinese is one the Chinese lesson was not found to have.
+_KEPT = re.compile(r"`[^`]*`|\{[^{}]*\}|'[^']*'|\"[^\"]*\"|“[^”]*”|《[^》]*》|「[^」]*」")
+_WORDS = re.compile(r"(?<![\w.])[A-Za-z]+(?:-[A-Za-z]+)*(?: [A-Za-z]+(?:-[A-Za-z]+)*){2,}(?![\w.(\[])")
+
+
+def _english_in(chinese: str) -> list[str]:
+    """The English phrases and untranslated titles left in a Chinese verdict."""
+    found = [title for title in re.findall(r"「[^」]*」", chinese) if not re.search(r"[\u4e00-\u9fff]", title)]
+    prose = _KEPT.sub(" ", chinese)
+    found += _WORDS.findall(prose)
+    if not found and re.search(r"[A-Za-z]{3}", prose) and not re.search(r"[\u4e00-\u9fff]", chinese):
+        found.append(chinese)       # nothing translated at all
+    return found
+
+
+def test_english_left_in_a_chinese_verdict_is_found():
+    assert _english_in("第 {step['step']} 步：over the window") == ["over the window"]
+    assert _english_in("q3 还不对：请重读课程的第 3 节「The KV cache, for real」，然后再试一次") == \
+        ["「The KV cache, for real」"]
+    assert _english_in("select 按 priority x (0.7 x relevance + 0.3 x recency) 打分，并排除低于 min_relevance 的数据包") == []
+    assert _english_in("有了你的状态栏，模型应读到 '3/3 max, limit reached'；它说的是 {answer}") == []
+    assert _english_in("validate_messages must return [] for a correct history") == ["for a correct history"]
+    assert _english_in("API key 是凭据") == []
+
+
+def _every_check_message():
+    """(lab, key, template) of every hint and assert message of every released lab."""
+    for path in sorted(LABS_DIR.glob("*_lab.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            key = cell.get("metadata", {}).get("course", {}).get("key")
+            if key and "check" in cell.get("metadata", {}).get("tags", []):
+                for template in templates("".join(cell["source"])):
+                    yield path.name, key, template
+
+
+def test_no_hint_or_check_message_shows_a_chinese_student_english(monkeypatch):
+    monkeypatch.setenv("COURSE_LANGUAGE", "zh-CN")
+    messages = list(_every_check_message())
+    assert len(messages) > 1000
+    english = [f"{lab} {key}: {localised(key, template)!r} leaves {left}"
+               for lab, key, template in messages if (left := _english_in(localised(key, template)))]
+    assert not english, f"{len(english)} Chinese verdicts show English:\n" + "\n".join(english)
