@@ -39,6 +39,15 @@ row: links are not followed, and a file named like a student's folder is graded 
                     so a large class is N jobs on any batch system; then
     python -m course.grade merge DIR... --output DIR
                     combines the shards' gradebooks into one, identical to a single run
+
+The capstone (chapter 19's lab): after its checks, each student's `next_request` runs in the
+confined worker on the development set and then on the hidden set (the instructor's
+docs/instructors/capstone_hidden.json, or --capstone-hidden FILE), each student in a process of
+their own with a private teaching model. gradebook.md gets a leaderboard (students ranked by
+hidden-set score, with the naive and assembled baselines, computed once per hidden set and
+cached in capstone-baselines.json); each feedback file gets the student's development-set
+breakdown and hidden-set totals, never a hidden task; --export adds the hidden-set score.
+The capstone's score is not added to the total.
 """
 # That docstring is the command's --help (course/grade/cli.py). Where each part lives:
 #   submissions.py    Submission; finding the class and matching each notebook to its lab
@@ -47,6 +56,7 @@ row: links are not followed, and a file named like a student's folder is graded 
 #   feedback.py       feedback/<student>.md and the verdicts shown in the graded notebooks
 #   student_text.py   what a student controls, capped and escaped for each file
 #   shards.py         --shard K/N and merge
+#   capstone.py       the capstone lab's managers on the hidden set, the leaderboard
 #   cli.py            main and main_merge; __main__.py runs main
 from course.grade.cli import default_jobs, main
 from course.grade.nbval_engine import run_nbval

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course import reflections
+from course.grade.capstone import BUDGET, CALL_TIMEOUT, Sets, grade_capstones, is_capstone
 from course.grade.feedback import FEEDBACK_DIR
 from course.grade.gradebook import lab_info, write_gradebook
 from course.grade.nbval_engine import GRADED_DIR, grade_all_nbval
@@ -104,6 +105,22 @@ def main(argv=None) -> int:
     term.add_argument("--give-back", type=Path, metavar="HOMES",
                       help="copy each student's feedback file and graded notebooks into a new "
                            "course-feedback/ folder in HOMES/<student>/ (never over their files)")
+    capstone = parser.add_argument_group("the capstone (INSTRUCTORS.md, \"The capstone\")")
+    capstone.add_argument("--capstone-hidden", type=Path, metavar="FILE",
+                          help="the hidden set's seeds and surface forms (default: "
+                               "docs/instructors/capstone_hidden.json)")
+    capstone.add_argument("--capstone-budget", type=float, default=BUDGET, metavar="SECONDS",
+                          help=f"seconds a student's manager may spend over both sets (default {BUDGET}); "
+                               f"once spent, its remaining runs fail")
+    capstone.add_argument("--capstone-call-timeout", type=float, default=CALL_TIMEOUT, metavar="SECONDS",
+                          help=f"seconds one call of a student's manager may take (default {CALL_TIMEOUT})")
+    capstone.add_argument("--capstone-tasks", type=int, metavar="N",
+                          help="a trial run: only the first N tasks of each set (not the term's scores)")
+    capstone.add_argument("--capstone-size", type=int, metavar="TURNS",
+                          help="a trial run: TURNS user turns per task (not the term's scores)")
+    capstone.add_argument("--no-capstone", action="store_true",
+                          help="grade the capstone lab's checks only, without running managers on the "
+                               "hidden set")
     args = parser.parse_args(argv)
 
     if args.engine not in (None, "nbval"):
@@ -126,6 +143,12 @@ def main(argv=None) -> int:
     if args.lab and args.lab not in labs:
         parser.error(f"unknown lab {args.lab!r}; released: {', '.join(sorted(labs))}")
     out = args.output or args.submissions
+    if (args.capstone_tasks or 1) < 1 or (args.capstone_size or 5) < 5 or args.capstone_budget <= 0 \
+            or args.capstone_call_timeout <= 0:
+        parser.error("--capstone-tasks must be at least 1, --capstone-size at least 5 (a task has up to "
+                     "5 sessions), --capstone-budget and --capstone-call-timeout more than 0")
+    sets = Sets(hidden=str(args.capstone_hidden or ""), tasks=args.capstone_tasks, size=args.capstone_size,
+                budget=args.capstone_budget, call_timeout=args.capstone_call_timeout)
     try:
         sheets = read_term_sheets(args, labs)
     except (SheetError, ValueError) as exc:
@@ -158,6 +181,11 @@ def main(argv=None) -> int:
         subs = [s for s in subs if args.only in (s.student, s.lab)]
         if not subs:
             parser.error(f"--only {args.only}: no student folder and no lab of that name was handed in")
+    if not args.no_capstone and any(s.lab and not s.problem and is_capstone(labs[s.lab]) for s in subs) \
+            and not sets.hidden_path().is_file():
+        parser.error(f"the capstone's hidden set {sets.hidden_path()} is missing (an instructor's file, "
+                     f"never released): pass --capstone-hidden FILE, or --no-capstone to grade the "
+                     f"capstone lab's checks only")
     everyone = subs + ([Submission(**x) for x in previous["submissions"]] if args.only else [])
     try:
         if sheets.overrides:
@@ -184,6 +212,8 @@ def main(argv=None) -> int:
     for sub in subs:
         if id(sub) not in adjusted:
             adjust(sub)
+    section = None if args.no_capstone else grade_capstones(subs, args.submissions, labs, sets, args.jobs,
+                                                           out, confined)
     info, skipped_all = lab_info(labs, subs), skipped
     roster, rubric = sheets.roster, rubric_worth(sheets.worth)
     if previous is not None:  # the other rows as they were
@@ -192,12 +222,13 @@ def main(argv=None) -> int:
         skipped_all = sorted(set(previous.get("skipped", [])) | set(skipped))
         roster = roster or from_records(previous.get("roster") or [])
         rubric = rubric or previous.get("rubric") or []
+        section = section or previous.get("capstone")
     if shard and roster:
         roster = [p for p in roster if shard_of(p.folder, args.shard[1]) == args.shard[0]]
     strangers = unmatched(roster, {s.student for s in subs}) if roster else []
     if strangers:
         print(f"\nNot on the roster (graded, listed in gradebook.md): {', '.join(strangers)}")
-    paths = write_gradebook(subs, dict(sorted(info.items())), out, shard, skipped_all, roster, rubric)
+    paths = write_gradebook(subs, dict(sorted(info.items())), out, shard, skipped_all, roster, rubric, section)
     if args.similarity is not None:
         paths.append(write_report(similar_pairs(subs, args.submissions, labs, args.similarity),
                                   args.similarity, out))

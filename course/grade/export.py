@@ -1,6 +1,7 @@
 """The wide CSV a learning platform imports (`--export canvas|moodle`): one row per student on
 the roster, one column per lab (its final score: after the late policy and overrides; 0 for a
-lab not handed in or not graded), and the total. Written from gradebook.json, beside it.
+lab not handed in or not graded), and the total; when the capstone was graded, its hidden-set
+score too (-1 to +1, not in the total). Written from gradebook.json, beside it.
 
 The headers are the platforms' documented ones (INSTRUCTORS.md, "Export", cites the pages):
 - Canvas's gradebook import reads a student by `Student` (name), `ID` (Canvas's own user id)
@@ -13,6 +14,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from course.grade.capstone import capstone_score
 from course.grade.roster import from_records
 from course.grade.student_text import csv_field
 from course.labs import whole
@@ -20,6 +22,7 @@ from course.labs import whole
 FORMATS = ("canvas", "moodle")
 TOTAL = "Total"
 REFLECTIONS = "Reflections"  # the rubric scores of the lessons' reflections, when there are any
+CAPSTONE = "Capstone hidden-set score"  # -1 to +1 (course.grade.capstone), not in the total
 
 
 def identity_columns(fmt: str, person) -> dict[str, str]:
@@ -45,12 +48,15 @@ def wide_rows(data: dict, fmt: str) -> tuple[list[str], list[dict], list[str]]:
         elif sub["lesson"] and not sub["problem"]:
             key = (sub["student"], REFLECTIONS)
             scores[key] = scores.get(key, 0) + sum(r.get("score", 0) for r in sub["reflections"])
+    capstone = {sub["student"]: capstone_score(sub.get("capstone"))
+                for sub in data["submissions"] if sub.get("capstone") and not sub["problem"]}
     rows = []
     for person in people:
         marks = {lab: whole(round(scores.get((person.folder, lab), 0), 2)) for lab in lab_ids}
         rows.append({**identity_columns(fmt, person), **marks,
-                     TOTAL: whole(round(sum(marks.values()), 2))})
-    header = list(identity_columns(fmt, people[0])) + lab_ids + [TOTAL]
+                     TOTAL: whole(round(sum(marks.values()), 2)),
+                     **({CAPSTONE: capstone.get(person.folder, "")} if capstone else {})})
+    header = list(identity_columns(fmt, people[0])) + lab_ids + [TOTAL] + ([CAPSTONE] if capstone else [])
     left_out = sorted({s["student"] for s in data["submissions"]} - {p.folder for p in people})
     return header, rows, left_out
 

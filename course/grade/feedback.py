@@ -14,6 +14,7 @@ from pathlib import Path
 import nbformat
 
 from course import reflections
+from course.grade.capstone import feedback_markdown
 from course.grade.student_text import ANSWER_LIMIT, DETAIL_LIMIT, capped, md, md_code, visible
 from course.grade.submissions import Submission, fresh_output_folder
 from course.labs import cell_key, cell_kind, whole
@@ -72,9 +73,11 @@ def feedback_file(student: str) -> str:
 
 
 def write_feedback(subs: list[Submission], labs: dict[str, dict], out: Path,
-                   roster_folders: tuple[str, ...] = (), rubric: list[dict] = ()) -> Path:
+                   roster_folders: tuple[str, ...] = (), rubric: list[dict] = (),
+                   capstone: dict | None = None) -> Path:
     """feedback/<student>.md for every student in `subs` and every folder of the roster
-    (`roster_folders`; capped already: the gradebook's)."""
+    (`roster_folders`; capped already: the gradebook's); `capstone`, the baselines' rows, beside
+    a student's capstone totals (`course.grade.capstone.feedback_markdown`)."""
     folder = fresh_output_folder(out / FEEDBACK_DIR)
     lab_ids = sorted(labs)
     possible = whole(sum(labs[i]["points"] for i in lab_ids) + sum(q["out_of"] for q in rubric))
@@ -95,6 +98,9 @@ def write_feedback(subs: list[Submission], labs: dict[str, dict], out: Path,
         if graded and all(r["status"] == "pass" for s in mine for r in s.rows) \
                 and not any(s.problem for s in mine):
             lines += ["", "Every check of the labs you handed in passed."]
+        for s in mine:
+            if s.capstone and not s.problem:
+                lines += feedback_markdown(s.capstone, capstone)
         lessons = [s for s in mine if s.lesson and not s.problem]
         if lessons:
             lines += ["", "## Your reflections", "",

@@ -15,6 +15,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from course import reflections
+from course.grade.capstone import leaderboard_markdown
 from course.grade.feedback import failed_items, lab_score, rubric_line, write_feedback
 from course.grade.student_text import (ANSWER_LIMIT, DETAIL_LIMIT, NAME_LIMIT, capped, csv_field, md,
                                        md_code, md_quoted, visible)
@@ -75,11 +76,13 @@ def late_row(sub: Submission) -> list[dict]:
 
 def write_gradebook(subs: list[Submission], labs: dict[str, dict], out: Path,
                     shard: str | None = None, skipped: list[str] = (),
-                    roster: list[Person] = (), rubric: list[dict] = ()) -> list[Path]:
+                    roster: list[Person] = (), rubric: list[dict] = (),
+                    capstone: dict | None = None) -> list[Path]:
     """Write the gradebook's files into `out`; `skipped` names the folders collecting passed over
     as an earlier run's output (gradebook.md lists them); `roster` (`course.grade.roster`) gives
     every student on it a row, handed in or not; `rubric` (`course.grade.rubric.rubric_worth`) the
-    reflection questions scored, and what each is worth."""
+    reflection questions scored, and what each is worth; `capstone` the capstone's baselines
+    (`course.grade.capstone.grade_capstones`), when the capstone lab was graded."""
     out.mkdir(parents=True, exist_ok=True)
     subs = sorted((capped_submission(s) for s in subs), key=lambda s: (s.student, s.notebook))
     skipped = sorted({_text(name, NAME_LIMIT) for name in skipped})
@@ -99,17 +102,19 @@ def write_gradebook(subs: list[Submission], labs: dict[str, dict], out: Path,
             rows += [{**r, "edition": sub.edition} for r in sub.rows] + late_row(sub) + reflection_rows(sub)
             writer.writerows({k: csv_field(v) for k, v in r.items()} for r in rows)
     rubric = list(rubric)
-    paths[1].write_text(markdown(subs, labs, skipped, roster, rubric), encoding="utf-8")
+    paths[1].write_text(markdown(subs, labs, skipped, roster, rubric, capstone), encoding="utf-8")
     data = {"format": FORMAT, "shard": shard, "labs": labs, "skipped": skipped,
-            "roster": as_records(roster), "rubric": rubric, "submissions": [asdict(s) for s in subs]}
+            "roster": as_records(roster), "rubric": rubric, "capstone": capstone,
+            "submissions": [asdict(s) for s in subs]}
     paths[2].write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    return paths + [write_feedback(subs, labs, out, tuple(p.folder for p in roster), rubric)]
+    return paths + [write_feedback(subs, labs, out, tuple(p.folder for p in roster), rubric, capstone)]
 
 
 def markdown(subs: list[Submission], labs: dict[str, dict], skipped: list[str] = (),
-             roster: list[Person] = (), rubric: list[dict] = ()) -> str:
+             roster: list[Person] = (), rubric: list[dict] = (), capstone: dict | None = None) -> str:
     """gradebook.md: a table (a score per lab and a total per student), then what went wrong,
-    the late work, the overrides and, with a roster, who is missing from it or from the class."""
+    the late work, the overrides and, with a roster, who is missing from it or from the class;
+    the capstone's leaderboard when the capstone lab was graded."""
     lab_ids = sorted(labs)
     scored = whole(sum(q["out_of"] for q in rubric))
     possible = whole(sum(labs[i]["points"] for i in lab_ids) + scored)
@@ -154,7 +159,7 @@ def markdown(subs: list[Submission], labs: dict[str, dict], skipped: list[str] =
                       "student missing from the roster?): graded, but nobody's until you add them.", ""]
             lines += [f"- {md_code(name)}: {', '.join(md_code(s.notebook) for s in mine[name])}"
                       for name in strangers]
-    lines += late_markdown(subs) + overrides_markdown(subs)
+    lines += leaderboard_markdown(subs, capstone) + late_markdown(subs) + overrides_markdown(subs)
     details = []
     for name in students:
         items = []

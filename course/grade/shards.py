@@ -30,6 +30,7 @@ def parse_shard(text: str) -> tuple[int, int]:
 def merge(folders: list[Path], out: Path) -> list[Path]:
     """Combine shard gradebooks (their gradebook.json) into one gradebook in `out`."""
     subs, labs, shards, owner, skipped, roster, rubric = [], {}, {}, {}, set(), [], {}
+    capstone = None  # the capstone's baselines: the same in every shard that graded it
     for folder in folders:
         path = folder / "gradebook.json"
         try:
@@ -43,6 +44,10 @@ def merge(folders: list[Path], out: Path) -> list[Path]:
             raise SystemExit(f"merge: shard {shard} appears twice: {shards[shard]} and {folder}")
         shards[shard] = folder
         skipped.update(data.get("skipped", []))
+        if data.get("capstone"):
+            if capstone is not None and capstone.get("digest") != data["capstone"].get("digest"):
+                raise SystemExit("merge: the shards ran the capstone on different hidden sets")
+            capstone = data["capstone"]
         roster += from_records(data.get("roster") or [])
         rubric.update({(q["lesson"], q["question"]): q for q in data.get("rubric") or []})
         for lab_id, info in data["labs"].items():
@@ -62,4 +67,5 @@ def merge(folders: list[Path], out: Path) -> list[Path]:
     if missing:
         raise SystemExit(f"merge: shard(s) {', '.join(missing)} missing")
     return write_gradebook(subs, dict(sorted(labs.items())), out, skipped=sorted(skipped),
-                           roster=sorted(roster, key=lambda p: p.folder), rubric=[rubric[k] for k in sorted(rubric)])
+                           roster=sorted(roster, key=lambda p: p.folder), rubric=[rubric[k] for k in sorted(rubric)],
+                           capstone=capstone)

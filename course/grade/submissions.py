@@ -20,7 +20,8 @@ from course.labs import (Lab, LabError, cell_key, cell_kind, cell_points, exerci
 # folders the grader marks as its own (graded-notebooks/ and feedback/, of any run).
 OUTPUT_FILES = ("gradebook.csv", "gradebook.md", "gradebook.json")
 MANIFEST = "collect-manifest.json"  # written by `python -m course.collect` beside the notebooks
-REPORTS = ("similarity.md", "export-canvas.csv", "export-moodle.csv")  # --similarity, --export
+REPORTS = ("similarity.md", "export-canvas.csv", "export-moodle.csv",  # --similarity, --export
+           "capstone-baselines.json")  # the capstone's baselines (course.grade.capstone)
 GRADED_MARK = ".course-graded-notebooks"
 MAX_NOTEBOOK_BYTES = 64 * 2**20  # the released labs are well under 1 MB
 
@@ -40,6 +41,7 @@ class Submission:
     penalty: int | float = 0    # points off for lateness (`course.grade.late`)
     late: dict = field(default_factory=dict)  # when it was handed in, its deadline, and why
     overrides: list[dict] = field(default_factory=list)  # the instructor's (`course.grade.overrides`)
+    capstone: dict = field(default_factory=dict)  # the capstone lab's hidden-set run (`course.grade.capstone`)
 
     @property
     def earned(self):

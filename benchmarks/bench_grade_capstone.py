@@ -1,0 +1,85 @@
+"""The capstone's grading time per student (issue 53): `python -m course.grade` on a class of one
+played student (tests/labs/test_grade_capstone.py's: fencing and capping right, a sliding window
+that keeps the oldest turns), on the whole development and hidden sets. Prints times, asserts
+nothing.
+
+    .venv/bin/python benchmarks/bench_grade_capstone.py [--tasks N] [--size TURNS] [--in-process]
+
+The class is graded twice into one output folder: the first run also computes the baselines
+(once per hidden set: cached by digest in capstone-baselines.json), the second finds them cached,
+so its time is what one more student costs. --in-process: the same student's manager also run
+on the same sets in this process, without the worker (the wire's and the worker's share).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+from course.grade import main
+from tests.labs.test_grade_capstone import LAB_ID, PLAYED, SETUP, capstone_lab, hand_in
+
+
+def grade(subs: Path, labs: Path, out: Path, options: list[str]) -> tuple[float, str]:
+    printed = io.StringIO()
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(printed):
+        main([str(subs), "--labs", str(labs), "--output", str(out), "--jobs", "1", *options])
+    return time.perf_counter() - start, printed.getvalue()
+
+
+def in_process(sets) -> float:
+    """The played student's cells run here, its next_request called directly on both sets."""
+    from course.givens.capstone import evaluate
+    from course.llm import serve
+
+    namespace: dict = {}
+    for source in [SETUP, *PLAYED.values()]:
+        exec(source, namespace)  # noqa: S102 - the course's own played student, for a timing
+    start = time.perf_counter()
+    for tasks in (sets.dev_tasks(), sets.hidden_tasks()):
+        with serve() as server:
+            evaluate(namespace["next_request"], tasks, server.client())
+    return time.perf_counter() - start
+
+
+def main_bench() -> None:
+    from course.grade.capstone import Sets
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tasks", type=int)
+    parser.add_argument("--size", type=int)
+    parser.add_argument("--in-process", action="store_true")
+    args = parser.parse_args()
+    options = (["--capstone-tasks", str(args.tasks)] if args.tasks else []) + \
+              (["--capstone-size", str(args.size)] if args.size else [])
+    sets = Sets(tasks=args.tasks, size=args.size)
+    with tempfile.TemporaryDirectory(prefix="bench-grade-capstone-") as work:
+        work = Path(work)
+        labs, subs, out = work / "labs", work / "class", work / "out"
+        labs.mkdir()
+        (subs / "played").mkdir(parents=True)
+        lab = capstone_lab()
+        nbformat.write(lab, labs / f"{LAB_ID}.ipynb")
+        nbformat.write(hand_in(lab, PLAYED), subs / "played" / f"{LAB_ID}.ipynb")
+        first, _ = grade(subs, labs, out, options)
+        second, printed = grade(subs, labs, out, options)
+    print(f"sets: {len(sets.dev_tasks())} development and {len(sets.hidden_tasks())} hidden tasks, "
+          f"{'full size' if args.size is None else f'{args.size} turns each'}, 2 trials each")
+    print(f"one student, baselines cached: {second:.1f} s (lab checks by nbval, then the capstone)")
+    print(f"the first run, which also computed the baselines (naive, assembled): {first:.1f} s; "
+          f"the baselines' share: {first - second:.1f} s, once per hidden set")
+    print("".join(line + "\n" for line in printed.splitlines() if line.startswith(("[1/1]", "[capstone"))),
+          end="")
+    if args.in_process:
+        here = in_process(sets)
+        print(f"the same manager in-process on both sets: {here:.1f} s")
+
+
+if __name__ == "__main__":
+    main_bench()
