@@ -14,7 +14,7 @@ import json
 
 from course.i18n import N_, _
 from course.tracing.composition import PARTS, Composition
-from course.tracing.records import Request, by_run, cache_reason, requests, totals
+from course.tracing.records import Request, by_run, cache_reason, longest_match, requests, totals
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
            "#ff9da7", "#9c755f", "#bab0ac")
@@ -114,12 +114,25 @@ def reason_text(code: str, figures: dict) -> str:
         "fewer": _("{reusable} tokens could have been reused, but only {cached} were cached: "
                    "the blocks were evicted, another server answered, or the provider caches by "
                    "other rules."),
+        "older": _("Only {shared} tokens match the previous request (unit {unit}, {part}, differs "
+                   "first), but request #{older} shares {older_shared} with this one and the "
+                   "cache still held them: {cached} were cached."),
+        "inside": _("{cached} tokens were cached, more than the {older_shared} that any earlier "
+                    "request shares with this one in whole units: unit {older_unit} "
+                    "({older_part}) changed, but its start matches an earlier prompt token for "
+                    "token. The trace compares whole units; the cached tokens show how far the "
+                    "match reaches."),
+        "earlier": _("Only {shared} tokens match the previous request (unit {unit}, {part}, "
+                     "differs first), but {cached} were cached: the cache matched a longer "
+                     "prefix of an earlier prompt, an older request's or the start of the unit "
+                     "that changed."),
     }
     shown = {**figures}
-    if shown.get("part") is not None:
-        shown["part"] = _(shown["part"])
-    if shown.get("unit") is None:
-        shown["unit"] = "-"
+    for part, unit in (("part", "unit"), ("older_part", "older_unit")):
+        if shown.get(part) is not None:
+            shown[part] = _(shown[part])
+        if shown.get(unit) is None:
+            shown[unit] = "-"
     return texts[code].format(**shown)
 
 
@@ -144,11 +157,12 @@ STATUS_LABELS = {"same": N_("same as before"), "changed": N_("changed"), "new": 
 
 
 def detail_html(record: Request, previous: Request | None, before: Composition | None,
-                now: Composition | None) -> str:
+                now: Composition | None, longest=None) -> str:
     """One request in full: its parts, its diff to the previous request with its cache key, why
-    the cache stopped there, and its messages if they were recorded."""
+    the cache stopped there (`longest`: records.longest_match), and its messages if they were
+    recorded."""
     e = html.escape
-    code, figures = cache_reason(record)
+    code, figures = cache_reason(record, longest)
     part_label, tokens_label = e(_("part")), e(_("tokens"))
     parts = "".join(f"<tr><td>{name}</td><td>{n}</td></tr>" for _p, name, n in named_parts(record.parts))
     facts = [_("model: {model}").format(model=record.model),
@@ -205,7 +219,8 @@ def inspector(records: list[Request] | None = None):
         record = records[choose.value - 1]
         previous = by_span.get(record.previous_span_id)
         detail.value = detail_html(record, previous, details.get(record.previous_span_id),
-                                   details.get(record.span_id))
+                                   details.get(record.span_id),
+                                   longest_match(record, records, details))
 
     choose.observe(show, names="value")
     show()

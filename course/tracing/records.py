@@ -109,8 +109,35 @@ def by_run(records: list[Request]) -> dict:
     return {run: totals(group) for run, group in groups.items()}
 
 
-def cache_reason(record: Request, block: int = BLOCK, minimum: int = MINIMUM) -> tuple[str, dict]:
-    """Why `record`'s cached tokens stopped where they did: a code and its figures.
+def longest_match(record: Request, records: list[Request], details: dict):
+    """The earlier request with `record`'s cache key whose prompt shares the longest prefix of
+    whole units with `record`'s: (its number, the tokens shared, the unit and part where it
+    first differs, None when it does not), the latest of equals; None when there is no earlier
+    request or a composition is not kept. `details`: span id -> Composition (what tracing keeps
+    in memory). A prompt cache keeps earlier prompts too, not only the previous one."""
+    from course.tracing.composition import divergence
+
+    now = details.get(record.span_id)
+    earlier = [r for r in records if r.number < record.number and r.cache_key == record.cache_key]
+    if now is None or not earlier:
+        return None
+    best = None
+    for r in earlier:
+        before = details.get(r.span_id)
+        if before is None:
+            return None  # an earlier prompt we cannot see might be the longest
+        where = divergence(before, now)
+        # a request equal to an earlier one repeats its reply primer too
+        shared = now.total if before.hashes == now.hashes else where.token
+        if best is None or shared >= best[1]:
+            best = (r.number, shared, where.unit, where.part)
+    return best
+
+
+def cache_reason(record: Request, longest=None, block: int = BLOCK,
+                 minimum: int = MINIMUM) -> tuple[str, dict]:
+    """Why `record`'s cached tokens stopped where they did: a code and its figures. `longest`:
+    what `longest_match` found among the earlier requests (None: not searched).
 
     first         no earlier request with the same cache key in this session: a cold cache
     identical     the whole earlier prompt is a prefix of this one (up to `shared` tokens)
@@ -121,6 +148,13 @@ def cache_reason(record: Request, block: int = BLOCK, minimum: int = MINIMUM) ->
                   the minimum
     fewer         the provider cached fewer tokens than the shared prefix allows (evicted,
                   another server, or other caching rules)
+    older         more were cached than the previous request allows: an older request (`older`)
+                  shares whole units that far (`older_shared` tokens)
+    inside        more were cached than any earlier request's whole units allow: the unit where
+                  the longest match ends (`older_unit`, `older_part`) starts as an earlier
+                  prompt did, token for token (the trace compares whole units only)
+    earlier       more were cached than the previous request allows, the earlier requests not
+                  searched (`longest` None)
     unreported    the provider does not report cached tokens
     """
     if record.cached_tokens is None:
@@ -134,6 +168,12 @@ def cache_reason(record: Request, block: int = BLOCK, minimum: int = MINIMUM) ->
                "minimum": minimum, "block": block}
     if record.cached_tokens < reusable and reusable >= minimum:
         return "fewer", figures
+    if record.cached_tokens > reusable:  # not from the previous request's prefix alone
+        if longest is None:
+            return "earlier", figures
+        number, tokens, unit, part = longest
+        figures.update(older=number, older_shared=tokens, older_unit=unit, older_part=part)
+        return ("older" if record.cached_tokens <= tokens // block * block else "inside"), figures
     if shared < minimum:
         return ("short" if record.diverges_at_unit is None else "below_minimum"), figures
     if record.diverges_at_unit is None:

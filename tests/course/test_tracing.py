@@ -97,6 +97,30 @@ def test_where_a_request_first_differs_from_the_previous_one_and_what_the_cache_
     assert third.compaction == "1: rewrite the system prompt" and second.compaction is None
 
 
+def test_more_cached_than_the_previous_request_allows_names_the_earlier_request_or_unit(traced):
+    # Lesson 15's sessions: the cache reason said "below_minimum" while 1,280 tokens were cached
+    # from older requests. Now it says where they came from.
+    state = traced()
+    other = "You answer at length and explain every step before you give the answer. " * 80
+    question = {"role": "user", "content": "Hello there."}
+    with llm.serve() as server:
+        client = server.client()
+        usages = [client.chat.completions.create(model=llm.MODEL_NAME, messages=[
+            {"role": "system", "content": system}, question]).usage
+            for system in (LONG, other, LONG, LONG + " Today is Monday.")]
+    records = tracing.requests()
+    again, edited = records[2], records[3]
+    why = [tracing.records.cache_reason(r, tracing.records.longest_match(r, records, state.details))
+           for r in (again, edited)]
+    # #3 repeats #1 after #2 changed the system prompt: #1's blocks were still in the cache
+    assert again.shared_prefix_tokens == 0 and again.cached_tokens == usages[2].prompt_tokens // 128 * 128
+    assert why[0][0] == "older" and why[0][1]["older"] == 1
+    # #4 changed the end of the system prompt: no earlier request shares it whole, its start was cached
+    assert edited.shared_prefix_tokens == 0 and edited.cached_tokens >= 1024
+    assert why[1][0] == "inside" and why[1][1]["older_part"] == "system prompt"
+    assert tracing.records.cache_reason(edited)[0] == "earlier"  # the earlier requests not searched
+
+
 def test_an_agent_run_is_the_parent_of_its_requests_and_tool_calls(traced):
     from solutions.agent_loop import run_agent
 

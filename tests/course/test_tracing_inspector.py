@@ -63,6 +63,8 @@ def test_divergence_is_the_first_changed_unit_and_the_tokens_before_it():
     ({"shared_prefix_tokens": 900, "cached_tokens": 0}, "below_minimum"),
     ({"shared_prefix_tokens": 900, "cached_tokens": 0, "diverges_at_unit": None}, "short"),
     ({"cached_tokens": 0}, "fewer"),
+    # more cached than the previous request allows (seen in lesson 15: 1,280 after 320 shared)
+    ({"shared_prefix_tokens": 320, "diverges_at_unit": 1, "diverging_part": "system prompt"}, "earlier"),
 ])
 def test_why_the_cache_stopped_there(overrides, code):
     reason, figures = records.cache_reason(record(**overrides))
@@ -71,6 +73,40 @@ def test_why_the_cache_stopped_there(overrides, code):
         assert figures["reusable"] == 1280 and figures["shared"] == 1400
     text = inspector.reason_text(reason, figures)  # every code has its sentence
     assert text and "None" not in text
+
+
+def test_more_cached_than_the_previous_request_allows_is_explained_by_the_earlier_ones():
+    # Lesson 15: the previous request differs in its system prompt after 320 tokens, yet 1,280
+    # were cached. Said "below_minimum" before; the truth is one of two things.
+    now = record(3, shared_prefix_tokens=320, diverges_at_unit=1, diverging_part="system prompt")
+    # an older request (not the previous one) shares whole units far enough: it is named
+    code, figures = records.cache_reason(now, (1, 1345, None, None))
+    assert code == "older" and (figures["older"], figures["older_shared"]) == (1, 1345)
+    assert "#1" in inspector.reason_text(code, figures) and "1345" in inspector.reason_text(code, figures)
+    # no earlier request shares whole units that far: the match reaches inside the changed unit
+    code, figures = records.cache_reason(now, (2, 320, 1, "system prompt"))
+    assert code == "inside"
+    text = inspector.reason_text(code, figures)
+    assert "320" in text and "1280" in text and "system prompt" in text
+    # within what the previous request allows, the older ones change nothing
+    assert records.cache_reason(record(), (1, 1500, None, None))[0] == "diverged"
+
+
+def test_the_longest_match_among_earlier_requests_with_the_same_cache_key():
+    a = [SYSTEM, {"role": "user", "content": "a"}]
+    b = [{"role": "system", "content": "Other."}, {"role": "user", "content": "a"}]
+    c = [SYSTEM, {"role": "user", "content": "c"}]
+    details = {f"{n:016x}": compose(m) for n, m in ((1, a), (2, b), (3, c), (4, a + c[1:]))}
+    rs = [record(n, cache_key="k" if n != 2 else "other") for n in (1, 2, 3)]
+    now = record(4)
+    # #1 is all of #4's start; #3 shares only the system prompt; #2 has another cache key
+    assert records.longest_match(now, rs + [now], details) == (1, compose(a).total - compose(a).fixed,
+                                                               2, "history")
+    # a request equal to an earlier one shares its reply primer too: the whole prompt
+    details[f"{4:016x}"] = compose(a)
+    assert records.longest_match(now, rs + [now], details) == (1, compose(a).total, None, None)
+    assert records.longest_match(record(1), rs, details) is None  # nothing earlier
+    assert records.longest_match(now, rs + [now], {}) is None      # compositions not kept
 
 
 def test_totals_per_session_and_per_run():
