@@ -15,6 +15,7 @@ import json
 import re
 
 from course.identifiers import cut_whole, identifiers
+from course.tracing import tag
 from course.givens.compaction import text_of
 
 ARCHIVE_HEADER = ("[Archived turns: one record per turn, oldest first. Full outputs are in the "
@@ -108,9 +109,10 @@ def archive_turn(turn: list[dict]) -> str:
 
 
 def archive_message(records: list[str], transcript: str = TRANSCRIPT_PATH) -> dict:
-    """The one user message that holds the log of archived turns."""
-    return {"role": "user",
-            "content": ARCHIVE_HEADER.format(transcript=transcript) + "\n" + "\n".join(records)}
+    """The one user message that holds the log of archived turns; a trace counts it as the
+    context's summary part (course.tracing.tag), not as history."""
+    return tag("summary", {"role": "user", "content": ARCHIVE_HEADER.format(transcript=transcript)
+                           + "\n" + "\n".join(records)})
 
 
 def is_archive(message: dict) -> bool:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from course.givens.production_compaction import CircuitBreaker, ResultStore
+from course.tracing import tag
 from solutions.compaction import check_pairing, split_head, split_turns
 from solutions.production_compaction.archive import archive_message, archive_turn
 from solutions.production_compaction.budget import budget_tool_results
@@ -224,7 +225,7 @@ class LayeredCompactor:
                 new = self.parts["compact_with_breaker"](context, self.summarize, self.breaker,
                                                          s.keep_turns)
                 if new != context:
-                    self.summary = new[len(head)]
+                    self.summary = tag("summary", new[len(head)])  # the trace's part for it
                     self.records = []
                     self.cut = len(turns) - s.keep_turns
                     self.cooldown_until = self.requests + s.cooldown

@@ -180,6 +180,23 @@ def test_layered_compactor_on_the_run(run):
     assert all(visible(p, context) for p in run.probes if p["how"] == "visible")
 
 
+@pytest.mark.parametrize("layers", [("budget", "noise", "micro", "archive"), ("full",)])
+def test_the_archive_and_the_summary_are_the_summary_part_of_the_context(run, layers):
+    # The trace's composition (course.tracing) reads the part from the code that put a message
+    # there: lesson 11's archive counted as "history" before, being a user message
+    from course.tracing.composition import compose
+
+    compactor = LayeredCompactor(layers, summarize=rule_based_summary, tools=run.tools)
+    history, parts = run.head(), set()
+    for step in run.steps:
+        history = history + step["messages"]
+        context = compactor(history)
+        memory = compactor._memory()
+        assert memory == context[len(run.head()):len(run.head()) + len(memory)]
+        parts.update(compose(memory).parts)
+    assert parts == {"summary"}  # every archive and summary message the compactor sent
+
+
 def test_full_layer_needs_a_summariser_and_known_layers():
     with pytest.raises(ValueError):
         LayeredCompactor(("full",))
