@@ -45,7 +45,7 @@ MANAGER = "next_request"            # the exercise whose function is run
 BASELINES = ("naive", "assembled")  # the reference managers on the leaderboard
 BASELINES_FILE = "capstone-baselines.json"  # in --output: the baselines' rows, by digest
 CALL_TIMEOUT = 30      # seconds one call of a manager may take (building a request takes ms)
-BUDGET = 900           # seconds of a student's manager time over both sets (see INSTRUCTORS.md)
+BUDGET = 900           # CPU seconds of a student's worker over both sets (see INSTRUCTORS.md)
 MODEL_ALLOWANCE = 3600  # seconds beyond the budget before a student's whole run is killed
 MAX_REQUEST_BYTES = 4 * 2**20  # a request this large is far over the model's window
 
@@ -54,7 +54,7 @@ ENDINGS = {"timeout": "your manager did not return within the time for one call"
            "stopped": "the worker running your manager stopped (a crash, a limit, a message too large)",
            "not a request": "your manager returned something that is not a request",
            "raised": "your manager raised an exception",
-           "budget": "your manager's time budget was spent",
+           "budget": "your manager's CPU time budget was spent",
            "model": "the model refused or failed on your request"}
 
 
@@ -112,16 +112,43 @@ class Sets:
 
 # ------------------------------------------------------------------ one student's run (in its process)
 class BudgetSpent(RuntimeError):
-    """The student's manager used its time budget: the remaining runs fail at once."""
+    """The student's manager used its CPU time budget: the remaining runs fail at once."""
+
+
+class WorkerClock:
+    """CPU seconds of a worker's process tree, read from /proc (the judge's view, which the
+    student's code cannot forge): a budget in CPU time does not shrink on a loaded machine."""
+
+    def __init__(self, worker):
+        self.worker, self.pids, self.of = worker, [], None
+
+    def __call__(self) -> float:
+        from course.labs import observe
+
+        process = self.worker.process
+        if process is None:
+            return 0.0
+        if self.of != process.pid:  # a fresh worker (after a crash): its tree, once
+            self.of, self.pids = process.pid, sorted(observe.tree(process.pid))
+        ticks = 0
+        for pid in self.pids:
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as handle:
+                    fields = handle.read().rsplit(b")", 1)[1].split()
+                ticks += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+            except (OSError, IndexError, ValueError):
+                continue  # it ended while we looked
+        return ticks / os.sysconf("SC_CLK_TCK")
 
 
 class Judged:
-    """The student's manager as the loop calls it: each call timed against the budget, each
+    """The student's manager as the loop calls it: each call counted against the budget, each
     request checked to be plain JSON data of a sane size, and the reason of any failure kept in
-    the judge's words (`ENDINGS`), since the error's own text is the student's."""
+    the judge's words (`ENDINGS`), since the error's own text is the student's. `clock`: the
+    worker's CPU time (`WorkerClock`), or, without a worker, this process's wall clock."""
 
-    def __init__(self, manager, budget: float):
-        self.manager, self.left = manager, budget
+    def __init__(self, manager, budget: float, clock=time.monotonic):
+        self.manager, self.left, self.clock = manager, budget, clock
         self.ending: str | None = None
 
     def __call__(self, history, task):
@@ -130,8 +157,8 @@ class Judged:
 
         if self.left <= 0:
             self.ending = "budget"
-            raise BudgetSpent("the time budget for your manager is spent")
-        start = time.monotonic()
+            raise BudgetSpent("the CPU time budget for your manager is spent")
+        start = self.clock()
         try:
             request = self.manager(history, task)
         except StudentTimeout:
@@ -144,7 +171,7 @@ class Judged:
             self.ending = "raised"
             raise
         finally:
-            self.left -= time.monotonic() - start
+            self.left -= max(0.0, self.clock() - start)  # a restarted worker's clock starts at 0
         try:
             check_request(request)
             text = json.dumps(request, allow_nan=False)  # handles and other objects are not data
@@ -247,7 +274,7 @@ def grade_student(job: dict) -> dict:
                 manager, worker = _worker_manager(job, Path(scratch), sets.call_timeout)
             except Exception as exc:  # noqa: BLE001 - their cells, or no next_request: said once
                 return {"problem": _cannot_run(exc)}
-            judged = Judged(manager, judged_left)
+            judged = Judged(manager, judged_left, WorkerClock(worker))
             try:
                 with serve() as server:
                     runs = _run_all(judged, tasks, server.client(), judged)
@@ -390,7 +417,7 @@ def summary(capstone: dict) -> str:
         return f"capstone not scored: {capstone['problem']}"
     h = capstone["hidden"]
     return (f"hidden set {h['score']:+.2f} ({h['success']:.0%} success, {h['leaks']} leaking runs), "
-            f"{capstone.get('seconds', 0):.0f} s of manager time")
+            f"{capstone.get('seconds', 0):.0f} CPU s in the worker")
 
 
 def capstone_score(capstone: dict | None):

@@ -110,8 +110,8 @@ def main(argv=None) -> int:
                           help="the hidden set's seeds and surface forms (default: "
                                "docs/instructors/capstone_hidden.json)")
     capstone.add_argument("--capstone-budget", type=float, default=BUDGET, metavar="SECONDS",
-                          help=f"seconds a student's manager may spend over both sets (default {BUDGET}); "
-                               f"once spent, its remaining runs fail")
+                          help=f"CPU seconds a student's manager may spend in its worker over both sets "
+                               f"(default {BUDGET}); once spent, its remaining runs fail")
     capstone.add_argument("--capstone-call-timeout", type=float, default=CALL_TIMEOUT, metavar="SECONDS",
                           help=f"seconds one call of a student's manager may take (default {CALL_TIMEOUT})")
     capstone.add_argument("--capstone-tasks", type=int, metavar="N",

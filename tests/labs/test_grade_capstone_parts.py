@@ -91,3 +91,36 @@ def test_merging_shards_keeps_the_capstone_section(tmp_path):
     data = json.loads((tmp_path / "all" / "gradebook.json").read_text(encoding="utf-8"))
     assert data["capstone"] == section
     assert "*baseline: naive*" in (tmp_path / "all" / "gradebook.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.skipif(__import__("course.labs", fromlist=["confinement"]).confinement.problem() is not None,
+                    reason="no confinement here")
+def test_the_budget_counts_the_workers_cpu_time_not_its_waiting(tmp_path):
+    """A manager that computes spends its budget; one that sleeps as long does not (a loaded
+    machine slows an honest manager's wall clock, never its CPU time)."""
+    from course.grade.capstone import WorkerClock, _worker_manager
+
+    source = '''
+import time
+
+
+def next_request(history, task):
+    if task["work"]:
+        start = time.process_time()
+        while time.process_time() - start < 0.5:   # half a second of this process's CPU
+            pass
+    else:
+        time.sleep(1.0)
+    return {"messages": [{"role": "user", "content": "hi"}]}
+'''
+    manager, worker = _worker_manager({"cells": [{"kind": "exercise", "key": "next_request", "source": source}],
+                                       "answers": [], "confined": True}, tmp_path)
+    try:
+        judged = Judged(manager, 60, WorkerClock(worker))
+        judged([], {**TASK, "work": False})
+        slept = 60 - judged.left
+        judged([], {**TASK, "work": True})
+        worked = 60 - judged.left - slept
+    finally:
+        worker.stop()
+    assert worked >= 0.45 and slept < 0.3, (worked, slept)
