@@ -43,6 +43,7 @@ from course.labs import Lab
 CAPSTONE_LAB = "19_capstone_lab"
 MANAGER = "next_request"            # the exercise whose function is run
 BASELINES = ("naive", "assembled")  # the reference managers on the leaderboard
+CAPSTONE_CHECK = "capstone (hidden set)"  # gradebook.csv's row of a student's hidden-set run
 BASELINES_FILE = "capstone-baselines.json"  # in --output: the baselines' rows, by digest
 CALL_TIMEOUT = 30      # seconds one call of a manager may take (building a request takes ms)
 BUDGET = 900           # CPU seconds of a student's worker over both sets (see INSTRUCTORS.md)

@@ -15,7 +15,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from course import reflections
-from course.grade.capstone import leaderboard_markdown
+from course.grade.capstone import CAPSTONE_CHECK, capstone_score, leaderboard_markdown, summary
 from course.grade.feedback import failed_items, lab_score, rubric_line, write_feedback
 from course.grade.student_text import (ANSWER_LIMIT, DETAIL_LIMIT, NAME_LIMIT, capped, csv_field, md,
                                        md_code, md_quoted, visible)
@@ -27,6 +27,16 @@ CSV_FIELDS = ["student", "notebook", "lab", "check", "status", "points", "earned
 
 FORMAT = "course-gradebook/1"
 LATE_CHECK = "late penalty"  # gradebook.csv's row of a late lab's penalty
+
+
+def capstone_rows(sub: Submission) -> list[dict]:
+    """gradebook.csv's row for the capstone lab's hidden-set run: no points (not in the total),
+    the hidden-set score as `earned`, its totals (or why it was not scored) as the detail."""
+    if not sub.capstone or sub.problem:
+        return []
+    return [{"student": sub.student, "notebook": sub.notebook, "lab": sub.lab, "check": CAPSTONE_CHECK,
+             "status": "scored" if "hidden" in sub.capstone else "not scored", "points": "",
+             "earned": capstone_score(sub.capstone), "detail": summary(sub.capstone), "edition": sub.edition}]
 
 
 def reflection_rows(sub: Submission) -> list[dict]:
@@ -100,6 +110,7 @@ def write_gradebook(subs: list[Submission], labs: dict[str, dict], out: Path,
                      "status": "not graded", "points": "", "earned": 0, "detail": sub.problem,
                      "edition": sub.edition}] if sub.problem else []
             rows += [{**r, "edition": sub.edition} for r in sub.rows] + late_row(sub) + reflection_rows(sub)
+            rows += capstone_rows(sub)
             writer.writerows({k: csv_field(v) for k, v in r.items()} for r in rows)
     rubric = list(rubric)
     paths[1].write_text(markdown(subs, labs, skipped, roster, rubric, capstone), encoding="utf-8")

@@ -245,12 +245,15 @@ def test_the_feedback_shows_the_dev_breakdown_and_hidden_totals(graded):
     assert "1: your manager raised an exception; 1: your manager did not return" in hostile
 
 
-def test_the_export_carries_the_capstone_score(graded):
+def test_the_export_and_the_csv_carry_the_capstone_score(graded):
     rows = list(csv.DictReader((graded / "export-canvas.csv").open(encoding="utf-8")))
     data = json.loads((graded / "gradebook.json").read_text(encoding="utf-8"))
     by = {s["student"]: round(s["capstone"]["hidden"]["score"], 2) for s in data["submissions"]}
     assert {r["Student"]: float(r["Capstone hidden-set score"]) for r in rows} == \
         {"Played": by["played"], "Naive": by["naive_only"], "Hostile": by["hostile"]}
+    book = [r for r in csv.DictReader((graded / "gradebook.csv").open(encoding="utf-8"))
+            if r["check"] == "capstone (hidden set)"]
+    assert {r["student"]: float(r["earned"]) for r in book} == by and {r["points"] for r in book} == {""}
 
 
 def test_nothing_of_the_hidden_set_is_written(graded):
