@@ -1,9 +1,12 @@
 """What tracing costs a lesson (issue 49): lessons run with COURSE_TRACE=off and on, alternately,
 and the trace files the traced runs wrote.
 
-    python benchmarks/bench_tracing.py [NOTEBOOK ...] [--rounds N] [--replay-only]
+    python benchmarks/bench_tracing.py [NOTEBOOK ...] [--rounds N] [--replay-only | --lessons-only
+                                        | --imports-only]
 
-First, chapter 11's run replayed in this process: all 212 requests of its agent (layers 1-4 of
+First, tracing's fixed cost to a kernel: what it imports (the SDK, the official instrumentation,
+the OTLP JSON encoder) after what a lesson's kernel already has, and the teardown of it all at
+exit, each in fresh processes. Then chapter 11's run replayed in this process: all 212 requests of its agent (layers 1-4 of
 the layered compactor, so every request fits the window) sent to a private teaching model, with
 tracing off and on alternately; prints the ratio and the trace file of one traced replay (its
 size and spans: compositions and hashes, no contents). Then the lessons: default 01, 05 and 11,
@@ -159,14 +162,79 @@ def replay_figures(rounds: int) -> None:
         print("a request span as OTLP JSON:", json.dumps(sample)[:1500])
 
 
+# What a lesson's kernel has imported before tracing starts (course.llm builds its client), and
+# what tracing then imports: the SDK, the official instrumentation, the OTLP JSON encoder.
+KERNEL_IMPORTS = ("IPython", "ipykernel.ipkernel", "ipywidgets", "course.llm",
+                  "openai.resources.chat.completions.completions", "openai.resources.embeddings")
+TRACING_IMPORTS = (("the SDK", "opentelemetry.sdk.trace.export"),
+                   ("the OpenAI instrumentation", "opentelemetry.instrumentation.openai_v2"),
+                   ("the OTLP JSON encoder", "opentelemetry.exporter.otlp.json.common.trace_encoder"))
+IMPORTER = """
+import gc, importlib, sys, time
+for name in sys.argv[2:]:
+    importlib.import_module(name)
+collecting = [0.0, 0.0]  # CPU seconds in full collections during tracing's imports; start of one
+def timed(phase, info):
+    if info["generation"] == 2:
+        if phase == "start":
+            collecting[1] = time.process_time()
+        else:
+            collecting[0] += time.process_time() - collecting[1]
+gc.callbacks.append(timed)
+start = time.process_time()
+for name in sys.argv[1].split(",") if sys.argv[1] else ():
+    importlib.import_module(name)
+gc.callbacks.remove(timed)
+print(time.process_time(), time.process_time() - start, gc.get_stats()[2]["collections"], collecting[0])
+"""
+
+
+def import_figures(rounds: int) -> None:
+    """Tracing's fixed cost to a kernel: a fresh process imports what a lesson's kernel has, then
+    the first 0, 1, 2 or 3 of TRACING_IMPORTS; per step the CPU time of the imports, of the
+    process's exit (the interpreter's teardown: total CPU less the CPU before exit) and the full
+    garbage collections that ran. Alternating order, median of `rounds`."""
+    import subprocess
+
+    steps = [",".join(module for _, module in TRACING_IMPORTS[:n]) for n in range(len(TRACING_IMPORTS) + 1)]
+    figures: dict = {step: [] for step in steps}
+    for round_number in range(rounds):
+        for step in (steps if round_number % 2 == 0 else steps[::-1]):
+            cpu = children_cpu()
+            out = subprocess.run([sys.executable, "-c", IMPORTER, step, *KERNEL_IMPORTS], check=True,
+                                 capture_output=True, text=True, cwd=ROOT).stdout.split()
+            total = children_cpu() - cpu
+            figures[step].append((float(out[1]), total - float(out[0]), int(out[2]), total,
+                                  float(out[3])))
+    median = statistics.median
+    print(f"tracing's imports in a kernel (after {', '.join(KERNEL_IMPORTS)}), CPU ms, median of "
+          f"{rounds} (load {os.getloadavg()[0]:.2f}):")
+    base = median(f[3] for f in figures[steps[0]])
+    previous = (0.0, median(f[1] for f in figures[steps[0]]), median(f[3] for f in figures[steps[0]]), 0.0)
+    for (label, _), step in zip(TRACING_IMPORTS, steps[1:]):
+        rows = figures[step]
+        now = tuple(median(f[i] for f in rows) for i in (0, 1, 3, 4))
+        print(f"  + {label:<28} import {1e3 * (now[0] - previous[0]):5.0f} (of which full garbage "
+              f"collection {1e3 * (now[3] - previous[3]):3.0f}), exit {1e3 * (now[1] - previous[1]):+4.0f}, "
+              f"whole process {1e3 * (now[2] - previous[2]):+5.0f}; full collections in the process "
+              f"{sorted({f[2] for f in rows})}")
+        previous = now
+    print(f"  the process without tracing: {base:.2f} s; with all three: +{previous[2] - base:.3f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--replay-only", action="store_true")
     parser.add_argument("--lessons-only", action="store_true")
+    parser.add_argument("--imports-only", action="store_true",
+                        help="only tracing's fixed cost to a kernel: its imports and their teardown")
     args = parser.parse_args()
     if not args.lessons_only:
+        import_figures(max(args.rounds, 7))
+        if args.imports_only:
+            return
         replay_figures(args.rounds)
     if args.replay_only:
         return
