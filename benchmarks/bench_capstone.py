@@ -15,8 +15,8 @@ import sys
 import tempfile
 import time
 
-from course.givens.capstone import (check_traces, confined_manager, dev_tasks, evaluate, hidden_tasks,
-                                    table)
+from course.givens.capstone import (check_traces, confined_manager, dev_tasks, evaluate,
+                                    family_scores, hidden_tasks, table)
 from course.llm import serve
 from course.tracing import requests
 from lesson_support.capstone import MANAGERS
@@ -64,13 +64,18 @@ def main() -> None:
     if "--worker" in sys.argv:
         worker_timing(tasks, client)
         return
-    scores, seconds, problems = {}, {}, []
+    scores, seconds, problems, per_family = {}, {}, [], {}
     for name, manager in MANAGERS.items():
         start = time.perf_counter()
         scores[name], runs = evaluate(manager, tasks, client)
         seconds[name] = time.perf_counter() - start
         problems += check_traces(runs, requests())
+        for family, s in family_scores(runs).items():
+            per_family.setdefault(family, {})[name] = s
     print(table(scores))
+    for family, by_manager in per_family.items():
+        print(f"\n{family} ({by_manager['naive']['runs']} runs per manager)")
+        print(table(by_manager))
     print(f"\n{len(tasks)} tasks x {scores['naive']['k']} trials per manager")
     fastest = min(seconds.values())
     for name, s in seconds.items():

@@ -17,14 +17,25 @@ from a seed, written for the course:
     the judge      success by the database's end state (every booking, every field but the
                    desk's counter), tokens, cost (PRICES), cache hit rate, canary leaks
 
-    make_task(seed, forms=FORMS, size=...)   one task: {"id", "seed", "sessions": [[turn, ...]],
-                   "db", "expected", "canaries", "flaky"}; `forms`: the surface forms of its
-                   turns (a dict of templates, FORMS by default)
-    dev_tasks()    the development set (DEV_SEEDS, FORMS): the lab's tasks
+Two more families of long task are drawn the same way (FAMILIES): a repository to fix
+(course/givens/capstone_repo.py: modules, approval codes, test runs far over the budget, judged
+by the repository's tests) and a research report over documents (capstone_research.py: claims,
+editor keys, source documents, judged by the report's facts); capstone_family.py has what they
+share. A task of theirs carries "family"; a desk task has no such key (family_of says "desk").
+
+    make_task(seed, forms=FORMS, size=..., family="desk")   one task: {"id", "seed", "sessions":
+                   [[turn, ...]], "db", "expected", "canaries", "flaky"}; `forms`: the surface
+                   forms of its turns (a dict of templates, the family's dev forms by default)
+    dev_tasks()    the development set: the desk's six (DEV_SEEDS, FORMS), then three of each
+                   other family (FAMILY_DEV_SEEDS): the lab's tasks
+    family_of(task), tools_of(task), execute_task(task, db, name, args), judge_task(task, db)
+                   a task's family, its tool definitions, one call and the judge, per family
+                   (execute and judge are the desk's own)
     public_view(task, session)   what a manager is given about a task (no expected state)
     run(manager, task, trial, client)   the course's loop: asks `manager(history, view)` for each
                    request, sends it, executes the calls; returns the run's record
     score_runs(runs)   a manager's scores over runs: success, pass^k, tokens, cost, cache, leaks
+    family_scores(runs)   score_runs per family
     check_traces(runs, tracing.requests())   what the trace contradicts in the runs' claims
     evaluate(manager, tasks, client), table(scores)   every task and trial, and the scores' table
     hidden_tasks() the hidden test set, drawn from HIDDEN_FILE's seeds and surface forms: the
@@ -35,7 +46,7 @@ from a seed, written for the course:
 A manager is a function `next_request(history, task) -> {"messages": [...]}`: `history` is
 everything that happened (the user turns, the desk's replies and calls, the tools' results,
 as Chat Completions messages, without a system message), `task` is public_view's dict (the
-system prompt, the tools' names, the window, the session); it returns the messages to send
+family, system prompt, the tools' names, the window, the session); it returns the messages to send
 next. The tools, the model and the loop are the course's.
 """
 from __future__ import annotations
@@ -48,6 +59,7 @@ import re
 import string
 from pathlib import Path
 
+from course.givens.capstone_family import read_only as capstone_read_only
 from course.givens.task_world import TOOLS as DESK_TOOLS
 from course.paths import REPO_ROOT
 from course.givens.task_world import execute as desk_execute, system_prompt
@@ -55,10 +67,13 @@ from course.givens.task_world import execute as desk_execute, system_prompt
 MODEL = "teaching-model-8k"
 WINDOW = 8_192                 # the model's context window, in tokens
 REPLY_ROOM = 400               # what a request should leave for the reply
+CAP = 500                      # tokens a tool result may keep (lab 19's cap_results)
+CHUNK = 12                     # turns a stable window moves its cut by (lab 19's slide_stably)
 MAX_REPLIES = 8                # model replies per user turn before the desk gives up
 TEMPERATURE = 0.5              # every trial samples; its seed fixes the draws (chapter 12)
 TRIALS = (1, 2)                # the trial seeds of a grading run (pass^k with k = len(TRIALS))
-DEV_SEEDS = (101, 102, 103, 104, 105, 106)
+DEV_SEEDS = (101, 102, 103, 104, 105, 106)                # the desk's
+FAMILY_DEV_SEEDS = {"repo": (201, 202, 203), "research": (301, 302, 303)}
 # USD per million tokens: input, cached input, output (a frontier model's list prices, rounded)
 PRICES = {"input": 3.00, "cached": 0.30, "output": 15.00}
 _RUNS = itertools.count(1)      # numbers each run's trace name in this process
@@ -147,11 +162,19 @@ def _apply(db: dict, kind: str, ref: str, value=None) -> None:
         b["status"] = "cancelled"
 
 
-def make_task(seed: int, forms: dict | None = None, size: int | None = None) -> dict:
+def make_task(seed: int, forms: dict | None = None, size: int | None = None,
+              family: str = "desk", salt: str | None = None) -> dict:
     """One generated task (see the module's docstring). `size`: user turns in all (default: drawn
-    from the seed, 16 to 32, which makes roughly 50 to 150 requests)."""
+    from the seed, 16 to 32, which makes roughly 50 to 150 requests). `family`: "desk" (this
+    module's), "repo" or "research" (course/givens/capstone_repo.py, capstone_research.py; their
+    tasks carry "family" and keep their state under db["items"]). `salt`: the hidden set's secret,
+    mixed into the draws, so that a task's seed (in its id) does not let anyone regenerate its
+    state, answers or canary without the hidden file."""
+    if family != "desk":
+        from course.givens import capstone_family
+        return capstone_family.make_task(_family(family), seed, forms, size, salt=salt)
     forms = FORMS if forms is None else forms
-    rng = random.Random(f"capstone:{seed}")
+    rng = random.Random(f"capstone:{seed}" if salt is None else f"capstone:{salt}:{seed}")
     db = _database(rng, 12)
     refs = list(db["bookings"])
     mine = refs[:3]                     # the caller's trips; the others are other customers'
@@ -208,10 +231,40 @@ def make_task(seed: int, forms: dict | None = None, size: int | None = None) -> 
             "canaries": [canary], "flaky": flaky}
 
 
-def dev_tasks() -> list[dict]:
+def dev_tasks(size: int | None = None) -> list[dict]:
     """The development set: the lab's tasks (their expected states included: a student may read
-    them; the hidden set is drawn from other seeds and other forms)."""
-    return [make_task(seed) for seed in DEV_SEEDS]
+    them; the hidden set is drawn from other seeds and other forms): the desk's six (DEV_SEEDS),
+    then three of the repository and three of the research family (FAMILY_DEV_SEEDS). `size`:
+    make_task's, for every task (a shortened set)."""
+    return [make_task(seed, size=size) for seed in DEV_SEEDS] + [
+        make_task(seed, size=size, family=name) for name, seeds in FAMILY_DEV_SEEDS.items()
+        for seed in seeds]
+
+
+# ---------------------------------------------------------------- the families
+FAMILIES = ("desk", "repo", "research")
+
+
+def _family(name: str):
+    """The Family of a generated family other than the desk (capstone_family.Family)."""
+    if name == "repo":
+        from course.givens.capstone_repo import FAMILY
+    elif name == "research":
+        from course.givens.capstone_research import FAMILY
+    else:
+        raise ValueError(f"no capstone family {name!r}: one of {', '.join(FAMILIES)}")
+    return FAMILY
+
+
+def family_of(task: dict) -> str:
+    """A task's (or a public view's) family: "desk" when it names none (the desk's own tasks)."""
+    return task.get("family", "desk")
+
+
+def tools_of(task: dict) -> list[dict]:
+    """The tool definitions a task's (or a view's) requests are sent with."""
+    name = family_of(task)
+    return TOOLS if name == "desk" else _family(name).definitions
 
 
 # ---------------------------------------------------------------- the tools
@@ -260,10 +313,31 @@ def execute(db: dict, name: str, args: dict) -> tuple[str, bool]:
 
 # ---------------------------------------------------------------- what a manager sees
 def public_view(task: dict, session: int) -> dict:
-    """What a manager is given about a task: never its expected state, canaries or database."""
-    return {"id": task["id"], "system": SYSTEM, "tools": list(TOOL_NAMES), "model": MODEL,
+    """What a manager is given about a task: never its expected state, canaries or database.
+    "family" says which of FAMILIES the task is (its system prompt and tools differ)."""
+    name = family_of(task)
+    system = SYSTEM if name == "desk" else _family(name).system
+    return {"id": task["id"], "family": name, "system": system,
+            "tools": [t["function"]["name"] for t in tools_of(task)], "model": MODEL,
             "window": WINDOW, "reply_room": REPLY_ROOM, "session": session,
             "sessions": len(task["sessions"])}
+
+
+def execute_task(task: dict, db: dict, name: str, args: dict) -> tuple[str, bool]:
+    """One call on a task's state, in the task's family (execute is the desk's)."""
+    if family_of(task) == "desk":
+        return execute(db, name, args)
+    from course.givens import capstone_family
+    return capstone_family.execute(_family(family_of(task)), db, name, args)
+
+
+def judge_task(task: dict, db: dict) -> list[str]:
+    """What differs between `db` and the task's expected end state, in the task's family (judge
+    is the desk's; the repository's also runs its tests): [] when the task succeeded."""
+    if family_of(task) == "desk":
+        return judge(db, task["expected"])
+    from course.givens import capstone_family
+    return capstone_family.judge(_family(family_of(task)), db, task["expected"])
 
 
 class ManagerError(ValueError):
@@ -327,7 +401,7 @@ def run(manager, task: dict, trial: int, client, model: str = MODEL) -> dict:
     answered by up to MAX_REPLIES requests the manager builds; every call executed on a copy of
     the task's database (a flaky call times out the first time). A request over the window
     (HTTP 400) ends that turn; a manager that raises ends the run. Returns the run's record:
-    {"task", "trial", "success", "wrong" (judge's differences), "leaks", "requests",
+    {"task", "family", "trial", "success", "wrong" (judge's differences), "leaks", "requests",
     "refused" (requests the model refused), "prompt_tokens", "cached_tokens",
     "completion_tokens", "cost", "error" (the manager's, or None), "trace" (its agent run's name
     in the trace), "history"}."""
@@ -338,8 +412,12 @@ def run(manager, task: dict, trial: int, client, model: str = MODEL) -> dict:
 
     db = copy.deepcopy(task["db"])
     flaky = set(task["flaky"])
+    name = family_of(task)
+    tools = tools_of(task)
+    read_only = READ_ONLY if name == "desk" else capstone_read_only(_family(name))
+    timeout = TIMEOUT if name == "desk" else _family(name).timeout
     history: list[dict] = []
-    out = {"task": task["id"], "trial": trial, "success": False, "wrong": [], "leaks": 0,
+    out = {"task": task["id"], "family": family_of(task), "trial": trial, "success": False, "wrong": [], "leaks": 0,
            "requests": 0, "refused": 0, "prompt_tokens": 0, "cached_tokens": 0,
            "completion_tokens": 0, "cost": 0.0, "error": None}
     calls = 0
@@ -357,7 +435,7 @@ def run(manager, task: dict, trial: int, client, model: str = MODEL) -> dict:
                         break
                     try:
                         reply = client.chat.completions.create(
-                            model=model, messages=messages, tools=TOOLS, temperature=TEMPERATURE,
+                            model=model, messages=messages, tools=tools, temperature=TEMPERATURE,
                             seed=trial)
                     except openai.BadRequestError:
                         out["refused"] += 1
@@ -379,19 +457,19 @@ def run(manager, task: dict, trial: int, client, model: str = MODEL) -> dict:
                             args = json.loads(call["function"]["arguments"] or "{}")
                         except json.JSONDecodeError:
                             args = None
-                        if calls in flaky and call["function"]["name"] in READ_ONLY:
+                        if calls in flaky and call["function"]["name"] in read_only:
                             flaky.discard(calls)
-                            text = TIMEOUT
+                            text = timeout
                         elif not isinstance(args, dict):
                             text = "Error: the arguments are not a JSON object"
                         else:
-                            text = execute(db, call["function"]["name"], args)[0]
+                            text = execute_task(task, db, call["function"]["name"], args)[0]
                         history.append({"role": "tool", "tool_call_id": call["id"], "content": text})
                 if out["error"]:
                     break
             if out["error"]:
                 break
-    out["wrong"] = judge(db, task["expected"]) if not out["error"] else ["the manager failed"]
+    out["wrong"] = judge_task(task, db) if not out["error"] else ["the manager failed"]
     out["success"] = not out["wrong"]
     out["cost"] = round(cost(out["prompt_tokens"], out["cached_tokens"], out["completion_tokens"]), 6)
     out["history"] = history
@@ -402,9 +480,11 @@ def run(manager, task: dict, trial: int, client, model: str = MODEL) -> dict:
 HIDDEN_FILE = REPO_ROOT / "docs" / "instructors" / "capstone_hidden.json"
 
 
-def hidden_tasks(path=HIDDEN_FILE) -> list[dict]:
+def hidden_tasks(path=HIDDEN_FILE, size: int | None = None) -> list[dict]:
     """The hidden test set (the instructor's copy only: a release has no such file), drawn from
-    the same generator with the file's seeds and surface forms."""
+    the same generator with the file's seeds, surface forms and secret "salt": the desk's
+    ("seeds", "forms"), then each other family's ("families": {name: {"seeds", "forms"}}).
+    `size`: make_task's, for every task (a shortened set)."""
     try:
         spec = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -413,7 +493,15 @@ def hidden_tasks(path=HIDDEN_FILE) -> list[dict]:
     missing = set(FORMS) - set(spec["forms"])
     if missing:
         raise ValueError(f"{path}: forms missing for {', '.join(sorted(missing))}")
-    return [make_task(seed, forms=spec["forms"]) for seed in spec["seeds"]]
+    salt = spec.get("salt")
+    tasks = [make_task(seed, forms=spec["forms"], size=size, salt=salt) for seed in spec["seeds"]]
+    for name, part in spec.get("families", {}).items():   # the repository's and research's
+        missing = set(_family(name).forms) - set(part["forms"])
+        if missing:
+            raise ValueError(f"{path}: {name} forms missing for {', '.join(sorted(missing))}")
+        tasks += [make_task(seed, forms=part["forms"], size=size, family=name, salt=salt)
+                  for seed in part["seeds"]]
+    return tasks
 
 
 def score_runs(runs: list[dict]) -> dict:
@@ -439,6 +527,12 @@ def score_runs(runs: list[dict]) -> dict:
             "cache": sum(r["cached_tokens"] for r in runs) / prompt if prompt else 0.0,
             "refused": sum(r["refused"] for r in runs),
             "errors": sum(bool(r["error"]) for r in runs)}
+
+
+def family_scores(runs: list[dict]) -> dict:
+    """score_runs per family (FAMILIES' order, those the runs have): {family: scores}."""
+    return {name: score_runs([r for r in runs if r.get("family", "desk") == name])
+            for name in FAMILIES if any(r.get("family", "desk") == name for r in runs)}
 
 
 def check_traces(runs: list[dict], records) -> list[str]:

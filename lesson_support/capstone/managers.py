@@ -33,7 +33,7 @@ def caching(history, task):
 
 
 def notes(history, task):
-    return {"messages": slide(_system(task["system"]), remember(history), task)}
+    return {"messages": slide(_system(task["system"]), remember(history, task), task)}
 
 
 def fencing(history, task):
@@ -49,7 +49,7 @@ def assembled(history, task):
     """Results capped and old ones cleared (what fills the window), fenced (what may steer the
     desk), the customer's facts written into the request (what a window forgets), and a window
     whose cut moves in chunks (what the cache reuses)."""
-    kept = remember(clear_old_results(cap_results(history)))
+    kept = remember(clear_old_results(cap_results(history)), task)
     system, fenced = fence(task["system"], kept)
     return {"messages": slide_stably(_system(system), fenced, task)}
 

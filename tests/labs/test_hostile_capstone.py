@@ -1,6 +1,6 @@
 """Gaming the capstone (issue 53, item 6): a manager that hard-codes the development set's answers,
-one that reads the judge's files, and one that detects grading and then reaches for the judge's
-state each score no better than the naive baseline on the hidden set when run as grading runs
+one that reads the judge's files, one that detects grading and then reaches for the judge's
+state, and one that regenerates its task from the seed in the task's id each score no better than the naive baseline on the hidden set when run as grading runs
 them: in the confined worker, called over the wire with plain data. Each attack is also shown to
 work where that protection is missing (on the dev set, unconfined, or in-process), so the
 comparison is not vacuous."""
@@ -55,15 +55,16 @@ def answers_of(tasks):
     known = {"bad": set(), "recall": {}}
     for task in tasks:
         known["bad"].update(task["canaries"])
-        for b in task["db"]["bookings"].values():
+        items = task["db"].get("bookings") or task["db"]["items"]   # the desk's, or a family's
+        for b in items.values():
             if b["remark"]:
                 known["bad"].add(b["remark"])
         turns = [t for s in task["sessions"] for t in s]
         last = None
         for k, (kind, text) in enumerate(zip(task["kinds"], turns)):
-            if kind in ("move", "bag", "upgrade", "cancel"):
+            if kind in ("move", "bag", "upgrade", "cancel", "set", "add", "close"):
                 ref = text.split('"')[1]
-                last = (ref, task["db"]["bookings"][ref]["pin"])
+                last = (ref, items[ref].get("pin", items[ref].get("code")))
             if kind.startswith("recall") and last:
                 known["recall"][json.dumps(tuple(turns[:k + 1]))] = f'\\nPIN {last[1]}, trip "{last[0]}".'
     known["bad"] = sorted(known["bad"])
@@ -80,12 +81,11 @@ def next_request(history, task):
 '''
 FILE_READER = NAIVE + '''
 import json, os
-from course.givens.capstone import make_task
+from course.givens.capstone import hidden_tasks
 KNOWN = None
 for path in ("{hidden}", "docs/instructors/capstone_hidden.json", "labs/19_capstone_lab.ipynb"):
     try:
-        spec = json.load(open(path, encoding="utf-8"))
-        KNOWN = answers_of([make_task(seed, spec["forms"]) for seed in spec["seeds"]])
+        KNOWN = answers_of(hidden_tasks(path))   # the file's seeds, forms and salt
         break
     except Exception:
         pass
@@ -94,8 +94,7 @@ for root in ("{repo}/course", "{repo}/data", "{repo}/docs", "{repo}"):   # then 
         for name in files:
             if "hidden" in name and name.endswith(".json"):
                 try:
-                    spec = json.load(open(os.path.join(folder, name), encoding="utf-8"))
-                    KNOWN = answers_of([make_task(s, spec["forms"]) for s in spec["seeds"]])
+                    KNOWN = answers_of(hidden_tasks(os.path.join(folder, name)))
                 except Exception:
                     pass
 
@@ -106,8 +105,8 @@ def next_request(history, task):
 '''
 DETECTOR = NAIVE + '''
 import gc, json, os, sys
-from course.givens.capstone import DEV_SEEDS
-DEV = {f"desk-{s}" for s in DEV_SEEDS}
+from course.givens.capstone import dev_tasks
+DEV = {t["id"] for t in dev_tasks()}
 
 
 def judge_state(task_id):
@@ -136,9 +135,31 @@ def next_request(history, task):
             history = cheat(history, task, answers_of([found]))
     return {"messages": slide(task["system"], history, task)}
 '''
+REGENERATOR = NAIVE + '''
+import json
+from course.givens.capstone import make_task
+FOUND = {}
+
+
+def next_request(history, task):
+    if task["id"] not in FOUND:                # the task drawn again from the seed in its id
+        family, seed = task["id"].rsplit("-", 1)
+        FOUND[task["id"]] = answers_of([make_task(int(seed), family=family)])
+    return {"messages": slide(task["system"], cheat(history, task, FOUND[task["id"]]), task)}
+'''
 ATTACKS = {"hard-coded dev answers": HARD_CODED, "reads the judge's files": FILE_READER,
-           "detects grading": DETECTOR}
-SUBSET = 3   # hidden tasks run per manager (one trial): the first three, whose hazards vary
+           "detects grading": DETECTOR, "regenerates its task from the id": REGENERATOR}
+SUBSET = 3   # dev tasks run per manager (one trial): the desk's first three
+
+
+def hidden_subset() -> list[dict]:
+    """Hidden tasks run per manager (one trial): each family's first with a canary or a
+    call-back (chosen by the generator's hazards, never by any manager's result)."""
+    picked = {}
+    for task in hidden_tasks():
+        if {"say_canary", "recall"} & set(task["hazards"]):
+            picked.setdefault(task.get("family", "desk"), task)
+    return list(picked.values())
 
 
 def score(manager, tasks, client) -> dict:
@@ -157,7 +178,7 @@ def source(name: str) -> str:
 
 @pytest.fixture(scope="module")
 def naive_hidden(server):
-    return score(naive, hidden_tasks()[:SUBSET], server.client())
+    return score(naive, hidden_subset(), server.client())
 
 
 @pytest.fixture(scope="module")
@@ -172,7 +193,7 @@ def test_a_gaming_manager_graded_in_the_worker_scores_no_better_than_naive(name,
                                                                           tmp_path):
     manager, worker = confined_manager(source(name), tmp_path)
     try:
-        got = score(manager, hidden_tasks()[:SUBSET], server.client())
+        got = score(manager, hidden_subset(), server.client())
     finally:
         worker.stop()
     assert got["errors"] == 0
@@ -181,10 +202,13 @@ def test_a_gaming_manager_graded_in_the_worker_scores_no_better_than_naive(name,
     assert got["score"] <= naive_hidden["score"] and got["success"] <= naive_hidden["success"]
 
 
-def test_the_hard_coded_answers_do_win_on_the_dev_set(server, tmp_path):
-    """The attack is real: on the tasks it memorised it beats the naive manager."""
+@pytest.mark.parametrize("name", ["hard-coded dev answers", "regenerates its task from the id"])
+def test_the_attack_does_win_on_the_dev_set(name, server, tmp_path):
+    """The attack is real: on the tasks it memorised, or that it can draw again (the dev set has
+    no salt: it is public), it beats the naive manager, graded as grading runs a manager; the
+    hidden set's other tasks and its salt are what make it find nothing."""
     tasks = dev_tasks()[:SUBSET]
-    manager, worker = confined_manager(source("hard-coded dev answers"), tmp_path)
+    manager, worker = confined_manager(source(name), tmp_path)
     try:
         cheated = score(manager, tasks, server.client())
     finally:
@@ -195,7 +219,7 @@ def test_the_hard_coded_answers_do_win_on_the_dev_set(server, tmp_path):
 def test_reading_the_hidden_file_would_win_where_nothing_confines_it(naive_hidden, server, tmp_path):
     manager, worker = confined_manager(source("reads the judge's files"), tmp_path, confined=False)
     try:
-        cheated = score(manager, hidden_tasks()[:SUBSET], server.client())
+        cheated = score(manager, hidden_subset(), server.client())
     finally:
         worker.stop()
     assert cheated["score"] > naive_hidden["score"]
@@ -206,5 +230,6 @@ def test_detecting_grading_would_win_in_process(naive_hidden, server):
     reason grading calls a manager over the wire, never in-process."""
     namespace: dict = {}
     exec(compile(source("detects grading"), "detector", "exec"), namespace)
-    cheated = score(namespace["next_request"], hidden_tasks()[:SUBSET], server.client())
+    cheated = score(namespace["next_request"], hidden_subset(), server.client())
     assert cheated["score"] > naive_hidden["score"]
+

@@ -6,6 +6,7 @@ import copy
 import json
 
 import pytest
+from hypothesis import given, strategies as st
 
 from course.givens.capstone import (DEV_SEEDS, FORMS, HIDDEN_FILE, IGNORED_NOTICE, MODEL, TOOLS,
                                     ManagerError, check_request, check_traces, dev_tasks, execute,
@@ -25,7 +26,7 @@ def test_a_task_is_its_seed_and_tasks_differ():
     assert make_task(101) == make_task(101)
     a, b = make_task(101), make_task(102)
     assert set(a["db"]["bookings"]).isdisjoint(b["db"]["bookings"])
-    assert [t["id"] for t in dev_tasks()] == [f"desk-{s}" for s in DEV_SEEDS]
+    assert [t["id"] for t in dev_tasks()][:len(DEV_SEEDS)] == [f"desk-{s}" for s in DEV_SEEDS]
     turns = sum(map(len, a["sessions"]))
     assert 16 <= turns <= 32 and 3 <= len(a["sessions"]) <= 5
 
@@ -186,13 +187,30 @@ def test_each_technique_fixes_what_naive_gets_wrong(client, seed, technique, fix
         assert len(fixed["wrong"]) < len(base["wrong"])
 
 
-def test_the_hidden_set_is_drawn_with_other_seeds_and_forms():
+def test_the_hidden_set_is_drawn_with_other_seeds_and_forms_in_every_family():
+    from course.givens.capstone import FAMILY_DEV_SEEDS, _family
     hidden = hidden_tasks()
     spec = json.loads(HIDDEN_FILE.read_text(encoding="utf-8"))
-    assert not set(spec["seeds"]) & set(DEV_SEEDS)
-    dev_texts = {t for forms in FORMS.values() for t in forms}
-    assert not dev_texts & {t for forms in spec["forms"].values() for t in forms}
-    assert all(t["id"].startswith("desk-") for t in hidden) and len(hidden) == len(spec["seeds"])
+    parts = {"desk": (spec, DEV_SEEDS, FORMS)} | {
+        name: (spec["families"][name], seeds, _family(name).forms) for name, seeds in FAMILY_DEV_SEEDS.items()}
+    for name, (part, dev_seeds, dev_forms) in parts.items():
+        assert part["seeds"] and not set(part["seeds"]) & set(dev_seeds)
+        dev_texts = {t for forms in dev_forms.values() for t in forms}
+        assert not dev_texts & {t for forms in part["forms"].values() for t in forms}, name
+        assert sum(t.get("family", "desk") == name for t in hidden) == len(part["seeds"])
+    assert len(hidden) == sum(len(p["seeds"]) for p, _, _ in parts.values())
+
+
+def test_a_hidden_task_cannot_be_regenerated_from_its_seed_without_the_salt():
+    """A hidden task's id names its seed; without the hidden file's salt, make_task gives another
+    state and canary (the attack a manager in the worker could otherwise make)."""
+    spec = json.loads(HIDDEN_FILE.read_text(encoding="utf-8"))
+    for task in hidden_tasks(size=6)[::4]:
+        family = task.get("family", "desk")
+        forms = spec["forms"] if family == "desk" else spec["families"][family]["forms"]
+        again = make_task(task["seed"], forms=forms, size=6, family=family)
+        assert again["canaries"] != task["canaries"] and again["db"] != task["db"]
+        assert make_task(task["seed"], forms=forms, size=6, family=family, salt=spec["salt"]) == task
 
 
 def test_a_release_has_no_hidden_file(tmp_path):
@@ -203,3 +221,55 @@ def test_a_release_has_no_hidden_file(tmp_path):
 def test_the_model_is_the_small_window():
     import course.llm.models as models
     assert dict((name, window) for name, window, _ in models.model_table())[MODEL] == 8192
+
+
+# ------------------------------------------------------------------ the techniques in every family
+@pytest.mark.parametrize("family, first, back, note", [
+    ("repo", 'Code 4821. Apply the timezone fix to module "ledger_qzk".',
+     "Apply the rounding fix to the same module as before, with the same approval code.",
+     'approval code 4821, module "ledger_qzk"'),
+    ("research", 'Key 1234. Cite the census archive for claim "tide-abc".',
+     "Set the verdict of the same claim as before to refuted; my key has not changed.",
+     'editor key 1234, claim "tide-abc"'),
+    ("desk", 'PIN 4821. Please move my trip "QZKLMA" to friday.',
+     "Add a checked bag to the same trip as before, with the same PIN.", 'PIN 4821, trip "QZKLMA"'),
+])
+def test_remember_recalls_each_familys_item_and_code(family, first, back, note):
+    history = [{"role": "user", "content": first}, {"role": "assistant", "content": "done"},
+               {"role": "user", "content": back}]
+    assert note in remember(history, {"family": family})[-1]["content"]
+    if family == "desk":                       # without a view: the desk's wording, as before
+        assert remember(history) == remember(history, {"family": "desk"})
+
+
+PHRASES = ['Code 4821. Apply the timezone fix to module "ledger_qzk".',
+           "Apply the rounding fix to the same module as before, with the same approval code.",
+           'Key 1234. Cite the census archive for claim "tide-abc".', 'Is "tide-abc" still open?',
+           "Set the verdict of the same claim as before to refuted; my key has not changed.",
+           'PIN 4821. Please move my trip "QZKLMA" to friday.', "Read me the whole style chapter.",
+           "Add a checked bag to the same trip as before, with the same PIN.", "done", "9999"]
+
+
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.sampled_from(PHRASES)),
+                max_size=8),
+       st.sampled_from(["desk", "repo", "research"]))
+def test_remember_only_ever_adds_to_the_last_request_and_only_when_it_names_nothing(turns, family):
+    from solutions.capstone.layers import IDENTIFIER, PIN, REFERS_BACK
+    history = [{"role": role, "content": text} for role, text in turns]
+    out = remember(copy.deepcopy(history), {"family": family})
+    users = [k for k, m in enumerate(history) if m["role"] == "user"]
+    changed = [k for k, (a, b) in enumerate(zip(history, out)) if a != b]
+    assert len(out) == len(history) and changed in ([], users[-1:])
+    if changed:
+        last = history[users[-1]]["content"]
+        assert out[users[-1]]["content"].startswith(last + "\n")
+        assert REFERS_BACK.search(last) and not IDENTIFIER.search(last) and not PIN.search(last)
+
+
+@pytest.mark.parametrize("family", ["desk", "repo", "research"])
+def test_the_window_counts_the_tools_each_family_sends(family):
+    from course.givens.capstone import tools_of
+    from solutions.capstone.layers import _tools_tokens
+    assert _tools_tokens({"family": family}) == (count_request_tokens([], tools_of({"family": family}))
+                                                 - count_request_tokens([]))
+    assert _tools_tokens() == _tools_tokens({"family": "desk"})

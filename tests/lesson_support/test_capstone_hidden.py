@@ -12,9 +12,13 @@ from course.release import release
 
 
 def secrets() -> list[bytes]:
+    """The hidden file's salt, seed lists and the start of every surface form (of every family)."""
     spec = json.loads(HIDDEN_FILE.read_text(encoding="utf-8"))
-    forms = [t.split("{")[0].strip().encode() for forms in spec["forms"].values() for t in forms]
-    return [json.dumps(spec["seeds"]).encode()] + [f for f in forms if len(f) >= 12]
+    parts = [spec] + list(spec.get("families", {}).values())
+    forms = [t.split("{")[0].strip().encode() for part in parts for forms in part["forms"].values()
+             for t in forms]
+    return ([spec["salt"].encode()] + [json.dumps(part["seeds"]).encode() for part in parts]
+            + [f for f in forms if len(f) >= 12])
 
 
 @pytest.fixture(scope="module")
