@@ -20,10 +20,21 @@ The rule does NOT judge what may be stored: "My API key is sk-…" is extracted 
 X". Refusing secrets, credentials and other people's private data is the filter's job
 (lab 17's `filter_records`), by code, after extraction, so that no model's judgement
 stands between a secret and the store.
+
+The request that gets the rule from the server (course/llm/policy.py, before rule 2): a chat
+completion whose `response_format` is the JSON schema named "memory_records" (RECORDS_SCHEMA).
+Its last user message is the transcript, one JSON object a line, {"message": i, "role", "content"}
+(`transcript`); the reply's content is {"memories": [{"kind", "key", "value", "message", "text"},
+...]}: the rule applied to those messages, "message" the line's number. Anything else in the
+request (the system prompt, which a real model needs) is not read. The same request, with the
+schema as a grammar, asks a real model (lesson_support/memory/extraction.py).
 """
 from __future__ import annotations
 
+import json
 import re
+
+from course.givens.memory import MEMORY_KINDS
 
 # A sentence ends at . ! ? followed by white space or the end ("example.com" and "v1.2" do not
 # end one), or at 。！？ or a line break anywhere.
@@ -55,6 +66,9 @@ RULES: tuple[tuple[re.Pattern, str, str | None, bool], ...] = tuple(
         (r"^\s*my (?P<key>[\w -]{2,30}?) is (.+?)\s*[.!]?$", "fact", None, True),
         (r"^\s*我的(?P<key>[^是，。]{1,10})是(.+?)\s*[。！]?$", "fact", None, True),
     ))
+
+# The keys whose values accumulate (the rule's "many" rows); every other key is single.
+ACCUMULATING = ("trip", "todo")
 
 
 def sentences(text: str) -> list[str]:
@@ -99,3 +113,51 @@ def extract_memories(messages) -> list[dict]:
             if candidate:
                 found.append({**candidate, "message": index, "text": sentence})
     return found
+
+
+# -- the request that asks the server for the rule (see the module's docstring) ---------------
+SCHEMA_NAME = "memory_records"
+RECORDS_SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["memories"],
+    "properties": {"memories": {"type": "array", "maxItems": 10, "items": {
+        "type": "object", "additionalProperties": False,
+        "required": ["kind", "key", "value", "message", "text"],
+        "properties": {"kind": {"enum": list(MEMORY_KINDS)}, "key": {"type": "string", "maxLength": 40},
+                       "value": {"type": "string", "maxLength": 120}, "message": {"type": "integer"},
+                       "text": {"type": "string", "maxLength": 300}}}}},
+}
+
+
+def transcript(messages) -> str:
+    """A session's messages as an extraction request's last user message: one JSON object a line."""
+    return "\n".join(json.dumps({"message": i, "role": m.get("role"), "content": m.get("content")},
+                                ensure_ascii=False) for i, m in enumerate(messages))
+
+
+def read_transcript(text: str) -> list[dict]:
+    """The lines of `transcript`'s text that are such objects (any other line is skipped)."""
+    found = []
+    for line in text.splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict) and isinstance(item.get("message"), int) and isinstance(item.get("role"), str):
+            found.append(item)
+    return found
+
+
+def asks_for_memories(body) -> bool:
+    """True for a request whose response_format is the JSON schema named SCHEMA_NAME."""
+    wanted = body.get("response_format") if isinstance(body, dict) else None
+    schema = wanted.get("json_schema") if isinstance(wanted, dict) and wanted.get("type") == "json_schema" else None
+    return isinstance(schema, dict) and schema.get("name") == SCHEMA_NAME
+
+
+def memories_reply(text: str) -> str:
+    """The reply's content for a transcript's text: {"memories": [...]} as JSON."""
+    lines = read_transcript(text)
+    found = extract_memories([{"role": line["role"], "content": line.get("content")} for line in lines])
+    return json.dumps({"memories": [{"kind": c["kind"], "key": c["key"], "value": c["value"],
+                                     "message": lines[c["message"]]["message"], "text": c["text"]}
+                                    for c in found]}, ensure_ascii=False)

@@ -66,6 +66,10 @@ and the rules; the trace shows each choice's candidates, scores, probabilities a
 Validation (rule 1) refuses a temperature outside [0, 2], a top_p outside [0, 1] and a seed that
 is not a 64-bit integer, naming the field, as OpenAI does.
 
+Before rule 2, a request whose `response_format` is the JSON schema named "memory_records" is
+answered by chapter 17's extraction rule (course/llm/memory.py: the request, the rule and the
+reply's shape), unless tool_choice requires a call.
+
 Before rule 2, and before the context window is checked, a request that carries
 `context_management` (a simulation of Anthropic's context editing, clear_tool_uses_20250919:
 course/llm/context_editing.py) has its oldest tool results cleared once its prompt is over the
@@ -83,6 +87,7 @@ from typing import Callable
 
 from course.llm.answers import describe_result
 from course.llm.context import Context, Decision, show_call
+from course.llm.memory import asks_for_memories, memories_reply
 from course.llm.planning import (ask_terms, best_tool, fill_arguments, key_terms, ordinary_tools,
                                  plan_tool_groups, score, terms)
 from course.llm.procedures import rule_instructions
@@ -290,6 +295,12 @@ def decide(body, validated: bool = False, prompt_hash: str = "") -> tuple[Decisi
     ctx.note("validation", f"a valid request: {n} message{'s' * (n != 1)}, {t} tool{'s' * (t != 1)}")
     if ctx.sampler.shown:
         ctx.note("sampling", ctx.sampler.settings())
+    if asks_for_memories(body) and ctx.last_user >= 0:   # chapter 17 (see the module's docstring)
+        decision = ctx.answer("memory_extraction", f"response_format asks for memory_records: the "
+                                                   f"extraction rule on the transcript in messages[{ctx.last_user}]",
+                              memories_reply(ctx.text(ctx.last_user)), [ctx.last_user])
+        if decision is not None:
+            return decision, ctx
     for rule in RULES[1:]:
         decision = rule.apply(ctx)
         if decision is not None:
