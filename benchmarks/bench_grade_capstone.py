@@ -1,7 +1,7 @@
 """The capstone's grading time per student (issue 53): `python -m course.grade` on a class of one
-played student (tests/labs/test_grade_capstone.py's: fencing and capping right, a sliding window
-that keeps the oldest turns), on the whole development and hidden sets. Prints times, asserts
-nothing.
+played student (tests/labs/test_grade_capstone.py's, on lab 19 as released: capping, fencing and
+the stable window right, notes that know only the desk's words), on the whole development and
+hidden sets. Prints times, asserts nothing.
 
     .venv/bin/python benchmarks/bench_grade_capstone.py [--tasks N] [--size TURNS] [--in-process]
 
@@ -24,7 +24,7 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone without installing
 from course.grade import main  # noqa: E402
-from tests.labs.test_grade_capstone import LAB_ID, PLAYED, SETUP, capstone_lab, hand_in  # noqa: E402
+from tests.labs.test_grade_capstone import LAB_ID, class_lab, hand_in  # noqa: E402
 
 
 def grade(subs: Path, labs: Path, out: Path, options: list[str]) -> tuple[float, str]:
@@ -35,14 +35,20 @@ def grade(subs: Path, labs: Path, out: Path, options: list[str]) -> tuple[float,
     return time.perf_counter() - start, printed.getvalue()
 
 
-def in_process(sets) -> float:
-    """The played student's cells run here, its next_request called directly on both sets."""
+def in_process(sets, lab, played) -> float:
+    """The played student's program (the lab's set-up and their cells) run here, its
+    next_request called directly on both sets."""
     from course.givens.capstone import evaluate
+    from course.grade.capstone import capstone_job
+    from course.labs import load_lab
     from course.llm import serve
 
+    with tempfile.TemporaryDirectory() as folder:
+        nbformat.write(lab, Path(folder) / f"{LAB_ID}.ipynb")
+        job = capstone_job(load_lab(Path(folder) / f"{LAB_ID}.ipynb"), hand_in(lab, played), False, sets)
     namespace: dict = {}
-    for source in [SETUP, *PLAYED.values()]:
-        exec(source, namespace)  # noqa: S102 - the course's own played student, for a timing
+    for cell in job["cells"][1:]:  # the guard against the answers' compiled code is the worker's
+        exec(cell["source"], namespace)  # noqa: S102 - the course's own played student, for a timing
     start = time.perf_counter()
     for tasks in (sets.dev_tasks(), sets.hidden_tasks()):
         with serve() as server:
@@ -66,9 +72,9 @@ def main_bench() -> None:
         labs, subs, out = work / "labs", work / "class", work / "out"
         labs.mkdir()
         (subs / "played").mkdir(parents=True)
-        lab = capstone_lab()
+        lab, played = class_lab()
         nbformat.write(lab, labs / f"{LAB_ID}.ipynb")
-        nbformat.write(hand_in(lab, PLAYED), subs / "played" / f"{LAB_ID}.ipynb")
+        nbformat.write(hand_in(lab, played), subs / "played" / f"{LAB_ID}.ipynb")
         first, _ = grade(subs, labs, out, options)
         second, printed = grade(subs, labs, out, options)
     print(f"sets: {len(sets.dev_tasks())} development and {len(sets.hidden_tasks())} hidden tasks, "
@@ -79,7 +85,7 @@ def main_bench() -> None:
     print("".join(line + "\n" for line in printed.splitlines() if line.startswith(("[1/1]", "[capstone"))),
           end="")
     if args.in_process:
-        here = in_process(sets)
+        here = in_process(sets, lab, played)
         print(f"the same manager in-process on both sets: {here:.1f} s")
 
 

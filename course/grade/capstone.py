@@ -81,22 +81,11 @@ class Sets:
 
     def hidden_tasks(self) -> list[dict]:
         from course.givens.capstone import hidden_tasks
-        spec = json.loads(self.hidden_path().read_text(encoding="utf-8")) if self.size else {}
-        return [self._sized(t, spec) for t in hidden_tasks(self.hidden_path())[:self.tasks]]
+        return hidden_tasks(self.hidden_path(), size=self.size)[:self.tasks]
 
     def dev_tasks(self) -> list[dict]:
         from course.givens.capstone import dev_tasks
-        return [self._sized(t, None) for t in dev_tasks()[:self.tasks]]
-
-    def _sized(self, task: dict, spec: dict | None) -> dict:
-        """`task` drawn again at `size` turns, from the same seed and forms (`spec`: the hidden
-        file's, None for the development set's own); `task` itself without a size."""
-        from course.givens.capstone import make_task
-        if self.size is None:
-            return task
-        family = task.get("family")
-        forms = None if spec is None else (spec["families"][family] if family else spec)["forms"]
-        return make_task(task["seed"], forms=forms, size=self.size, **({"family": family} if family else {}))
+        return dev_tasks(size=self.size)[:self.tasks]
 
     def digest(self) -> str:
         """What the baselines' rows depend on: the hidden file, these settings, and the code of
