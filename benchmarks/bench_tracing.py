@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_lessons import time_notebook  # noqa: E402
 
-from course.tracing.setup import TRACES_DIR  # noqa: E402
+from course.tracing.setup import ENV_DIR  # noqa: E402
 
 LESSONS = ("01_agent_loop.ipynb", "05_prompt_caching.ipynb", "11_production_compaction.ipynb")
 
@@ -48,17 +48,17 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run(path: Path, tracing: str) -> tuple[float, float, list[Path]]:
+def run(path: Path, tracing: str, folder: Path) -> tuple[float, float, list[Path]]:
     """Wall seconds and the kernel's CPU seconds for one Run All of `path` with
-    COURSE_TRACE=`tracing`, and the trace files it wrote. The kernel is this process's child and
-    is waited for when the run ends, so its CPU time is the change in the children's."""
-    os.environ["COURSE_TRACE"] = tracing  # the kernel inherits it
-    before = set(TRACES_DIR.glob("*.jsonl")) if TRACES_DIR.exists() else set()
+    COURSE_TRACE=`tracing`, and the trace files it wrote (into `folder`, empty: other processes
+    write into .traces/ too). The kernel is this process's child and is waited for when the run
+    ends, so its CPU time is the change in the children's."""
+    os.environ["COURSE_TRACE"] = tracing  # the kernel inherits them
+    os.environ[ENV_DIR] = str(folder)
     cpu = children_cpu()
     _, total, _ = time_notebook(path)
     cpu = children_cpu() - cpu
-    after = set(TRACES_DIR.glob("*.jsonl")) if TRACES_DIR.exists() else set()
-    return total, cpu, sorted(after - before)
+    return total, cpu, sorted(folder.glob("*.jsonl"))
 
 
 def request_spans(files: list[Path]) -> int:
@@ -243,11 +243,14 @@ def main() -> None:
     cpu: dict = {(p.name, mode): [] for p in paths for mode in ("off", "on")}
     wall: dict = {(p.name, mode): [] for p in paths for mode in ("off", "on")}
     files: dict = {p.name: [] for p in paths}
+    import tempfile
+
+    traces = Path(tempfile.mkdtemp(prefix="bench-tracing-"))
     for round_number in range(args.rounds):
         modes = ("off", "on") if round_number % 2 == 0 else ("on", "off")
         for path in paths:
             for mode in modes:
-                seconds, used, written = run(path, mode)
+                seconds, used, written = run(path, mode, traces / f"{round_number}-{path.stem}-{mode}")
                 wall[(path.name, mode)].append(seconds)
                 cpu[(path.name, mode)].append(used)
                 if mode == "on":
@@ -267,6 +270,9 @@ def main() -> None:
               f"{statistics.median(wall[(path.name, 'off')]):.1f} / {statistics.median(wall[(path.name, 'on')]):.1f} s; "
               f"last traced run wrote {size / 1024:.1f} KiB of OTLP JSON in {len(files[path.name])} "
               f"file(s), {request_spans(files[path.name])} request spans")
+    import shutil
+
+    shutil.rmtree(traces)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@ instrumentation, installed once per process when the course first builds a clien
     (default)                          spans kept in memory (the inspector reads them) and written
                                        as OTLP JSON Lines, one file per kernel, under .traces/
                                        (the FILES_KEPT most recently written are kept)
+    COURSE_TRACE_DIR=folder            the trace files go there instead of .traces/ (a benchmark
+                                       tells its kernels' files from other processes' this way)
     OTEL_EXPORTER_OTLP_ENDPOINT=url    also sent to that collector over OTLP/HTTP (Jaeger,
                                        Phoenix, Langfuse …), read by the exporter as usual
     OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only
@@ -29,6 +31,7 @@ from pathlib import Path
 from course.paths import REPO_ROOT
 
 ENV_SWITCH = "COURSE_TRACE"
+ENV_DIR = "COURSE_TRACE_DIR"
 ENV_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 TRACES_DIR = REPO_ROOT / ".traces"
@@ -88,13 +91,14 @@ def trace_path(directory: Path) -> Path:
 
 def install(directory: Path | None = None) -> Tracing | None:
     """Start tracing for this process (once; later calls return the same), or None when
-    COURSE_TRACE=off. `directory`: where the trace file goes (default .traces/)."""
+    COURSE_TRACE=off. `directory`: where the trace file goes (default COURSE_TRACE_DIR, else
+    .traces/)."""
     global _state
     if not enabled():
         return None
     with _lock:
         if _state is None:
-            _state = _build(directory or TRACES_DIR)
+            _state = _build(directory or Path(os.environ.get(ENV_DIR) or TRACES_DIR))
         return _state
 
 

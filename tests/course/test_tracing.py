@@ -211,6 +211,23 @@ def test_the_trace_file_is_otlp_json_one_line_per_export(traced):
     assert {"gen_ai.usage.input_tokens", "course.context.parts", "course.cache.key"} <= keys
 
 
+def test_course_trace_dir_says_where_the_trace_files_go(tmp_path, monkeypatch):
+    # A benchmark on a shared machine tells its kernels' files from other processes' this way
+    for name in ("COURSE_TRACE", *setup.ENDPOINT_VARIABLES):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COURSE_TRACE_DIR", str(tmp_path / "kernel"))
+    tracing.shutdown()
+    try:
+        state = tracing.install()
+        with llm.serve() as server:
+            server.client().chat.completions.create(model=llm.MODEL_NAME,
+                                                    messages=[{"role": "user", "content": "hi"}])
+        state.flush()
+        assert state.path.parent == tmp_path / "kernel" and state.path.stat().st_size > 0
+    finally:
+        tracing.shutdown()
+
+
 def test_contents_are_recorded_only_on_the_conventions_opt_in(traced, monkeypatch):
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "span_only")
     state = traced()
