@@ -491,7 +491,10 @@ SHARED_PARTS: tuple[str, ...] = (
 # Parts of a chapter being written that the registry does not list yet (its lesson and lab are
 # still to come): kept out of the ownership check until the chapter's entry takes them as `parts`.
 IN_PROGRESS: dict[str, tuple[str, ...]] = {
-    "19": ("course/givens/capstone.py", "lesson_support/capstone/", "solutions/capstone/", "tests/lesson_support/test_capstone*.py"),
+    "19": ("course/givens/capstone*.py", "lesson_support/capstone/", "solutions/capstone/", "tests/lesson_support/test_capstone*.py",
+           "notebooks/19_capstone.ipynb", "zh-CN/notebooks/19_capstone.ipynb",
+           "translations/zh-CN/notebooks/19_capstone.md", "lesson_support/widgets/capstone.py",
+           "lesson_support/capstone_lesson.py", "data/capstone/"),
 }
 # The folders whose every file belongs to a chapter (or to SHARED_PARTS).
 CHAPTER_FOLDERS: tuple[str, ...] = (
