@@ -5,9 +5,19 @@
   without a word segmenter. FTS5's trigram tokenizer was tried and rejected: it matches nothing
   shorter than three characters, and most Chinese words are two ('咖啡' found no row).
 - dense: the cosine of an embedding (embedding.py), stored as a float32 BLOB in the same file and
-  searched with numpy. sqlite-vec would search inside SQLite, but Python's sqlite3 here is built
-  without loadable extensions, and a matrix product over 100,000 vectors is a few milliseconds.
-- fused: reciprocal rank fusion of the two (solutions.memory.fuse_rankings).
+  searched with numpy: the vectors are kept in memory as one normalised float32 matrix, and a
+  query is one matrix-vector product on one core and a partial sort (np.partition). sqlite-vec would search inside
+  SQLite, but Python's sqlite3 here is built without loadable extensions, and the product over
+  100,000 vectors takes about 12 ms of one core here.
+- fused: reciprocal rank fusion of the two, each asked for its top 2k only, as RRF is used in
+  practice. An id just below 2k in both rankings could have fused into the top k and is left
+  out; benchmarks/bench_memory.py compares the hits with fusing the whole rankings on the
+  chapter's data.
+
+Both rankings ask SQLite and numpy for the top k and nothing more: FTS5 orders its matches by
+score and rowid and only the top k are looked up for their ids (rowids follow the ids within one
+`add`), so a query over 100,000 memories costs tens of milliseconds, the query's embedding the
+largest part (benchmarks/bench_memory.py).
 
 The index is derived: `from_records(store.records())` rebuilds it from the note files at any time.
 """
@@ -69,6 +79,9 @@ class HybridIndex:
         """Index records (their `text`, or `texts` given alongside); an id indexed again replaces it."""
         records = list(records)
         texts = list(texts) if texts is not None else [r.text for r in records]
+        # inserted in id order, so that a tie in BM25, broken by rowid (see lexical), is broken by id
+        order = sorted(range(len(records)), key=lambda i: records[i].id)
+        records, texts = [records[i] for i in order], [texts[i] for i in order]
         ids = [r.id for r in records]
         if not all(ids) or len(set(ids)) != len(ids):
             raise ValueError("every record indexed needs its own id (store it first)")
@@ -84,7 +97,8 @@ class HybridIndex:
         self._matrix = None
 
     def lexical(self, query: str, k: int = 10, user: str | None = None) -> list[str]:
-        """Ids by BM25 (best first); only rows sharing a term with the query."""
+        """Ids by BM25 (best first; ties by rowid, which is id order within one `add`); only rows
+        sharing a term with the query."""
         match = fts_query(query)
         if match is None:
             return []
@@ -92,7 +106,11 @@ class HybridIndex:
             match = f"owner : {owner_token(user)} AND terms : ({match})"
         else:
             match = f"terms : ({match})"
-        sql = "SELECT id FROM lexical WHERE lexical MATCH ? ORDER BY bm25(lexical, 0, 0, 1), id LIMIT ?"
+        # The top k by score and rowid first, then their ids: reading the id of every match (8,000
+        # of 100,000 for a common word) to break ties by it took half the query's time.
+        sql = ("WITH best AS (SELECT rowid AS r, bm25(lexical, 0, 0, 1) AS score FROM lexical"
+               " WHERE lexical MATCH ? ORDER BY score, rowid LIMIT ?)"
+               " SELECT lexical.id FROM best JOIN lexical ON lexical.rowid = best.r ORDER BY best.score, best.r")
         return [row[0] for row in self.db.execute(sql, (match, k))]
 
     def _load(self):
@@ -115,9 +133,16 @@ class HybridIndex:
         rows = self._rows.get(user, np.array([], dtype=int)) if user else np.arange(len(self._ids))
         if len(rows) == 0:
             return []
-        scores = (self._matrix[rows] if user else self._matrix) @ self.embedder.query(query)  # only the rows searched
-        best = np.argpartition(-scores, k - 1)[:k] if len(rows) > k else np.arange(len(rows))
-        order = sorted(best, key=lambda j: (-round(float(scores[j]), 6), self._ids[rows[j]]))
+        # einsum, not @: numpy's BLAS splits a product over threads that wait for each other on a
+        # busy machine (a 2,000-row product took 36 ms here instead of 0.1); einsum uses one core
+        matrix = self._matrix[rows] if user else self._matrix   # only the rows searched
+        scores = np.einsum("ij,j->i", matrix, self.embedder.query(query))
+        # rounded, so that equal texts tie exactly; every row tied with the k-th best is a
+        # candidate, so the ids that break the ties decide, never the rows' order
+        scores = np.round(scores, 6)
+        kth = -np.partition(-scores, k - 1)[k - 1] if len(rows) > k else -np.inf
+        best = np.flatnonzero(scores >= kth)
+        order = sorted(best, key=lambda j: (-float(scores[j]), self._ids[rows[j]]))[:k]
         return [self._ids[rows[j]] for j in order]
 
     def search(self, query: str, k: int = 10, user: str | None = None, mode: str = "fused") -> list[str]:

@@ -95,6 +95,15 @@ def test_fused_is_rrf_of_both_and_filters_by_user(embedder):
         index.search("x", mode="sideways")
 
 
+@pytest.mark.parametrize("order", [[7, 3, 9, 1, 5], [1, 3, 5, 7, 9], [9, 7, 5, 3, 1]])
+def test_ties_are_broken_by_id_whatever_the_order_indexed(order):
+    # five equal texts tie in both rankings; the top 2 are the two smallest ids, in id order
+    index = HybridIndex.from_records([record(text="The user lives in Lyon.", id=f"m{i}") for i in order]
+                                     + [record(text="I drink tea.", id="other")], HashEmbedder())
+    for mode in ("lexical", "dense", "fused"):
+        assert index.search("Where does the user live? Lyon", 2, mode=mode) == ["m1", "m3"], mode
+
+
 def test_fts_syntax_in_a_query_is_only_text(embedder):
     index = indexed(embedder)
     assert index.lexical('E4012" OR NEAR(') == ["m2"]
