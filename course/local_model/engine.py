@@ -22,6 +22,10 @@ own server leaves out:
   llama.cpp's own server does for such templates, so the model reads what was called; tool
   results are `tool` messages as usual. The tools' definitions are not shown to such a model
   (its template has no place for them either).
+- **structured output**: OpenAI's `response_format` {"type": "json_schema", "json_schema":
+  {"schema": ...}} becomes the binding's {"type": "json_object", "schema": ...}, so llama.cpp
+  decodes under a grammar made from the schema: every reply is JSON the schema accepts (unless
+  `max_tokens` cuts it). {"type": "json_object"} is any JSON object; another type is a 400.
 - **OpenAI's rules where the binding is lenient**: the course's request validation
   (course/llm/validation.py) with HTTP 400s, a prompt over the window refused as OpenAI refuses
   it (`context_length_exceeded`) rather than cut, a template that cannot render the messages a
@@ -278,6 +282,8 @@ class Engine:
         for key in ("presence_penalty", "frequency_penalty"):
             if body.get(key) is not None:
                 kwargs[key] = float(body[key])
+        if body.get("response_format") is not None:
+            kwargs["response_format"] = _response_format(body["response_format"])
         return kwargs
 
     def _check_window(self, messages, tools, max_tokens) -> None:
@@ -298,6 +304,24 @@ class Engine:
                                f"However, {asked}. Please reduce the length of the messages"
                                f"{' or completion' if max_tokens is not None else ''}.",
                                "messages", "context_length_exceeded")
+
+
+def _response_format(wanted) -> dict | None:
+    """OpenAI's response_format as the binding's (see the module's docstring), or RequestError."""
+    expect_type(wanted, (dict,), "response_format", "an object")
+    kind = wanted.get("type")
+    if kind == "text":
+        return None
+    if kind == "json_object":
+        return {"type": "json_object"}
+    if kind == "json_schema":
+        schema = (wanted.get("json_schema") or {}).get("schema") if isinstance(wanted.get("json_schema"), dict) else None
+        if not isinstance(schema, dict):
+            raise RequestError("Invalid 'response_format.json_schema': it must be an object with a "
+                               "'schema' object.", "response_format.json_schema", "invalid_value")
+        return {"type": "json_object", "schema": schema}
+    raise RequestError(f"Invalid value for 'response_format.type': {kind!r}; supported values are "
+                       f"'text', 'json_object' and 'json_schema'.", "response_format.type", "invalid_value")
 
 
 def _plain(message: dict, native_tool_calls: bool) -> dict:
