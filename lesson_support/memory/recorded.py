@@ -6,7 +6,9 @@ measure them again:
 
     python -m lesson_support.memory            # rewrites data/memory/benchmark.json
 
-The file says when, on what machine and with which embedding model it was measured.
+The file says when, on what machine and with which embedding model it was measured. Beside it,
+data/memory/real_extraction.json: extraction on the local real model set against the rule
+(`real_extraction`), written by benchmarks/record_memory_extraction.py.
 """
 from __future__ import annotations
 
@@ -52,6 +54,18 @@ def recorded() -> dict:
     if not RECORDED.exists():
         raise FileNotFoundError(f"{RECORDED} is missing: measure it with python -m lesson_support.memory")
     return json.loads(RECORDED.read_text(encoding="utf-8"))
+
+
+REAL_EXTRACTION = DATA_DIR / "memory" / "real_extraction.json"
+
+
+def real_extraction() -> dict:
+    """Extraction on the local real model against the rule, measured once by
+    benchmarks/record_memory_extraction.py: {"provenance", "sessions", "totals", "examples", "rows"}."""
+    if not REAL_EXTRACTION.exists():
+        raise FileNotFoundError(f"{REAL_EXTRACTION} is missing: measure it with "
+                                f"python benchmarks/record_memory_extraction.py")
+    return json.loads(REAL_EXTRACTION.read_text(encoding="utf-8"))
 
 
 def main():
