@@ -488,7 +488,10 @@ CHAPTERS: tuple[Chapter, ...] = (
             parts=("course/givens/capstone*.py", "lesson_support/capstone/",
                    "lesson_support/capstone_lesson*.py", "lesson_support/widgets/capstone.py",
                    "data/capstone/", "tests/solutions/test_capstone*.py",
-                   "tests/lesson_support/test_capstone*.py"),
+                   "tests/lesson_support/test_capstone*.py",
+                   # its hidden-set grading and what tests and measures it
+                   "course/grade/capstone.py", "tests/labs/test_grade_capstone*.py",
+                   "tests/labs/test_hostile_capstone.py", "benchmarks/*capstone*.py"),
             self_test=(
                 Question("q1", "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6",
                          "section 3, 'How a run is scored'"),
