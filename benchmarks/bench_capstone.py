@@ -3,11 +3,14 @@ set (course.givens.capstone.hidden_tasks, TRIALS per task) on a private teaching
 scores and the seconds it took; a student's grading is one such row. Prints ratios, asserts
 nothing.
 
-    .venv/bin/python benchmarks/bench_capstone.py [--dev] [--worker]
+    .venv/bin/python benchmarks/bench_capstone.py [--dev] [--worker | --local]
 
 --worker: a student's manager (a plain sliding window) graded as grading runs it, in the confined
 worker over the wire, against the same source called in-process: the wire's share of a
 student's grading time.
+
+--local: one shortened task (LOCAL_SIZE user turns) of each family on the local real model
+(SmolLM2, one process, one thread), with the naive and the assembled managers: what each run did.
 """
 from __future__ import annotations
 
@@ -58,7 +61,44 @@ def worker_timing(tasks, client) -> None:
           f"(cache figures differ: the second pass finds the first one's prefixes cached)")
 
 
+LOCAL_SIZE = 5
+
+
+def local_runs() -> None:
+    import json
+
+    import course.local_model
+    import course.tracing
+    from course.givens.capstone import DEV_SEEDS, FAMILY_DEV_SEEDS, make_task, run
+
+    course.tracing.install()
+    picked = {"desk": DEV_SEEDS[0], **{name: seeds[0] for name, seeds in FAMILY_DEV_SEEDS.items()}}
+    runs = []
+    with course.local_model.serve() as server:
+        client = server.client()
+        for family, seed in picked.items():
+            task = make_task(seed, size=LOCAL_SIZE, family=family)
+            for name in ("naive", "assembled"):
+                start = time.perf_counter()
+                r = run(MANAGERS[name], task, 1, client, model=server.model_name)
+                calls = [c["function"]["name"] for m in r["history"] for c in m.get("tool_calls") or ()]
+                first = next((m.get("content") or "" for m in r["history"] if m["role"] == "assistant"), "")
+                print(json.dumps({"family": family, "manager": name, "success": r["success"],
+                                  "wrong": r["wrong"][:3], "requests": r["requests"],
+                                  "refused": r["refused"], "leaks": r["leaks"], "calls": calls,
+                                  "prompt": r["prompt_tokens"], "cached": r["cached_tokens"],
+                                  "completion": r["completion_tokens"], "error": r["error"],
+                                  "first reply": first[:100],
+                                  "seconds": round(time.perf_counter() - start, 1)}), flush=True)
+                r.pop("history")
+                runs.append(r)
+    print("trace check:", check_traces(runs, requests()) or "every run's claims match its trace")
+
+
 def main() -> None:
+    if "--local" in sys.argv:
+        local_runs()
+        return
     tasks = dev_tasks() if "--dev" in sys.argv else hidden_tasks()
     client = serve().client()
     if "--worker" in sys.argv:

@@ -38,8 +38,9 @@ share. A task of theirs carries "family"; a desk task has no such key (family_of
     family_scores(runs)   score_runs per family
     check_traces(runs, tracing.requests())   what the trace contradicts in the runs' claims
     evaluate(manager, tasks, client), table(scores)   every task and trial, and the scores' table
-    hidden_tasks() the hidden test set, drawn from HIDDEN_FILE's seeds and surface forms: the
-                   instructor's (docs/instructors/ is never released, the worker cannot read it)
+    hidden_tasks() the hidden test set, drawn from HIDDEN_FILE's seeds, surface forms and secret
+                   salt (without it a task's seed regenerates nothing): the instructor's
+                   (docs/instructors/ is never released, the worker cannot read it)
     confined_manager(source, scratch)   a student's next_request run as grading runs it: in the
                    confined worker (course.labs), called over the wire with plain data
 
