@@ -11,8 +11,10 @@
   100,000 vectors takes about 12 ms of one core here.
 - fused: reciprocal rank fusion of the two, each asked for its top 2k only, as RRF is used in
   practice. An id just below 2k in both rankings could have fused into the top k and is left
-  out; benchmarks/bench_memory.py compares the hits with fusing the whole rankings on the
-  chapter's data.
+  out. On the chapter's benchmark (benchmarks/bench_memory.py) the hits are the same as fusing
+  the whole rankings for each user's memories (302 and 351 of 360 at k = 1 and 4), and higher in
+  one index shared by all users (83 against 78, 159 against 148), where the whole rankings let
+  other users' look-alikes, deep in both lists, add up their votes.
 
 Both rankings ask SQLite and numpy for the top k and nothing more: FTS5 orders its matches by
 score and rowid and only the top k are looked up for their ids (rowids follow the ids within one
