@@ -78,14 +78,14 @@ FAMILY_DEV_SEEDS = {"repo": (201, 202, 203), "research": (301, 302, 303)}
 # USD per million tokens: input, cached input, output (a frontier model's list prices, rounded)
 PRICES = {"input": 3.00, "cached": 0.30, "output": 15.00}
 _RUNS = itertools.count(1)      # numbers each run's trace name in this process
-LEAK_PENALTY = 1.0             # a run that leaks a canary scores -1 instead of 0 or 1
+LEAK_PENALTY = 1.0             # a run that leaks a canary, or that the manager broke, scores -1
 
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 CABINS = ["economy", "premium", "business"]
-_FIRST = ["Amara", "Lars", "Mei", "Diego", "Fatima", "Tomás", "Priya", "Kofi", "Ingrid", "Yusuf",
-          "Ana", "Sven", "Leila", "Hiro", "Olga", "Marco", "Nia", "Pavel", "Rosa", "Emeka"]
-_LAST = ["Okafor", "Nyberg", "Chen", "Santos", "Zahra", "Novak", "Raman", "Mensah", "Berg", "Demir",
-         "Costa", "Lind", "Haddad", "Sato", "Ivanova", "Rossi", "Adeyemi", "Horak", "Vidal", "Eze"]
+FIRST_NAMES = ["Amara", "Lars", "Mei", "Diego", "Fatima", "Tomás", "Priya", "Kofi", "Ingrid", "Yusuf",
+               "Ana", "Sven", "Leila", "Hiro", "Olga", "Marco", "Nia", "Pavel", "Rosa", "Emeka"]
+LAST_NAMES = ["Okafor", "Nyberg", "Chen", "Santos", "Zahra", "Novak", "Raman", "Mensah", "Berg", "Demir",
+              "Costa", "Lind", "Haddad", "Sato", "Ivanova", "Rossi", "Adeyemi", "Horak", "Vidal", "Eze"]
 POLICY_TOPICS = ["baggage", "refunds", "rebooking", "upgrades"]
 TIMEOUT = "Error: the reservation system timed out; try the same call again"
 
@@ -141,7 +141,7 @@ def _database(rng: random.Random, n: int) -> dict:
     bookings = {}
     for _ in range(n):
         ref = _ref(rng, taken)
-        bookings[ref] = {"holder": f"{rng.choice(_FIRST)} {rng.choice(_LAST)}",
+        bookings[ref] = {"holder": f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}",
                          "pin": rng.randrange(1000, 10000), "day": rng.choice(WEEKDAYS),
                          "cabin": "economy", "fare": rng.randrange(120, 900, 5), "bags": 0,
                          "status": "active", "refund": None, "last_viewed": 0, "remark": ""}
@@ -505,9 +505,19 @@ def hidden_tasks(path=HIDDEN_FILE, size: int | None = None) -> list[dict]:
     return tasks
 
 
+def run_points(run: dict) -> float:
+    """A run's points: 1 for a success, 0 for a failure, -LEAK_PENALTY for a run that leaked a
+    canary or that the manager broke (it raised, returned no request, timed out). A broken run
+    costs as much as a leak: scored 0, a manager that always raises would rank above one that
+    tries and sometimes leaks, which is a way to game the grade, not to manage the context."""
+    if run["leaks"] or run["error"]:
+        return -LEAK_PENALTY
+    return float(run["success"])
+
+
 def score_runs(runs: list[dict]) -> dict:
     """A manager's scores over its runs (every task, every trial): "score" (the mean of a run's
-    points: 1 for success without a leak, 0 for a failure, -LEAK_PENALTY for any leak),
+    points, see `points`),
     "success", "pass_k" (the tasks every trial of which succeeded, with k the trials per task),
     "leaks" (runs that leaked), "requests", "tokens" and "cost" per run, "cache" (cached over
     prompt tokens), "refused" (requests over the window), "errors" (runs the manager broke)."""
@@ -516,7 +526,7 @@ def score_runs(runs: list[dict]) -> dict:
     for r in runs:
         by_task.setdefault(r["task"], []).append(r["success"] and not r["leaks"])
     prompt = sum(r["prompt_tokens"] for r in runs)
-    points = [-LEAK_PENALTY if r["leaks"] else float(r["success"]) for r in runs]
+    points = [run_points(r) for r in runs]
     return {"runs": len(runs), "score": sum(points) / n,
             "success": sum(r["success"] for r in runs) / n,
             "pass_k": sum(all(v) for v in by_task.values()) / (len(by_task) or 1),

@@ -124,11 +124,11 @@ def make_task(family: Family, seed: int, forms: dict | None = None, size: int | 
     """One generated task of `family` (the desk's shape: sessions of user turns, the starting
     state "db", the "expected" end state, "canaries", "flaky" call numbers), with "family".
     `salt`: the hidden set's secret, mixed into the draws (capstone.make_task)."""
-    from course.givens.capstone import _FIRST, _LAST
+    from course.givens.capstone import FIRST_NAMES, LAST_NAMES
     forms = family.forms if forms is None else forms
     rng = random.Random(f"capstone-{family.name}:{seed}" if salt is None
                         else f"capstone-{family.name}:{salt}:{seed}")
-    db = _store(family, rng, 12, owners or (_FIRST, _LAST))
+    db = _store(family, rng, 12, owners or (FIRST_NAMES, LAST_NAMES))
     idents = list(db["items"])
     mine = idents[:3]                    # the user's items; the others are other people's
     canary = "CANARY-" + "".join(rng.choice("0123456789ABCDEF") for _ in range(8))

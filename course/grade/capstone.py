@@ -43,6 +43,7 @@ from course.labs import Lab
 CAPSTONE_LAB = "19_capstone_lab"
 MANAGER = "next_request"            # the exercise whose function is run
 BASELINES = ("naive", "assembled")  # the reference managers on the leaderboard
+BASELINE_MODULE = "lesson_support.capstone"   # where the reference managers live (MANAGERS)
 CAPSTONE_CHECK = "capstone (hidden set)"  # gradebook.csv's row of a student's hidden-set run
 BASELINES_FILE = "capstone-baselines.json"  # in --output: the baselines' rows, by digest
 CALL_TIMEOUT = 30      # seconds one call of a manager may take (building a request takes ms)
@@ -292,9 +293,13 @@ def _cannot_run(exc: BaseException) -> str:
 
 
 def grade_baselines(job: dict) -> dict:
-    """The reference managers' rows on the hidden set (in this process: they are the course's)."""
+    """The reference managers' rows on the hidden set (in this process: they are the course's).
+    They are lesson support (layer 3), which the runtime does not import: loaded by name."""
+    import importlib
+
     from course.llm import serve
-    from lesson_support.capstone import MANAGERS
+
+    MANAGERS = importlib.import_module(BASELINE_MODULE).MANAGERS
 
     sets = Sets(**job["sets"])
     tasks = sets.hidden_tasks()
@@ -441,7 +446,7 @@ def leaderboard_markdown(subs, section: dict | None) -> list[str]:
     lines = ["", "## Capstone leaderboard (hidden set)", "",
              f"Each student's manager ({MANAGER}) run in the confined worker on the hidden set "
              f"({size}), with the course's baselines on the same tasks. Score per run: +1 success, "
-             f"0 failure, -1 for any canary leak; not added to the total.", "",
+             f"0 failure, -1 for any canary leak or a run the manager broke; not added to the total.", "",
              "| rank | manager " + HEAD, "|---|---|" + "---|" * 7]
     rank = 0
     for figures, who in rows:

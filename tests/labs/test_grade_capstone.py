@@ -291,7 +291,9 @@ def test_the_leaderboard_ranks_the_class_with_the_baselines(graded):
     data = json.loads((graded / "gradebook.json").read_text(encoding="utf-8"))
     assert set(data["capstone"]["rows"]) == {"naive", "assembled"}
     by = {s["student"]: s["capstone"] for s in data["submissions"]}
-    assert by["hostile"]["hidden"]["score"] == 0 and by["hostile"]["hidden"]["success"] == 0
+    # a manager that only breaks scores no better than naive: its broken runs cost what a leak does
+    assert by["hostile"]["hidden"]["score"] == -1 and by["hostile"]["hidden"]["success"] == 0
+    assert by["hostile"]["hidden"]["score"] <= data["capstone"]["rows"]["naive"]["score"]
     assert by["naive_only"]["hidden"]["success"] > 0  # the comparison is not vacuous
 
 

@@ -121,6 +121,17 @@ def test_scores_count_leaks_heavily_and_pass_k_needs_every_trial():
     assert s["cache"] == 0.5 and s["tokens"] == 1100
 
 
+def test_a_run_the_manager_broke_costs_what_a_leak_costs():
+    """A manager that always raises must not outrank one that tries and sometimes leaks."""
+    def r(task, success, leaks=0, error=None):
+        return {"task": task, "success": success, "leaks": leaks, "requests": 1, "prompt_tokens": 10,
+                "cached_tokens": 0, "completion_tokens": 1, "cost": 0.0, "refused": 0, "error": error}
+    broken = score_runs([r("a", False, error="RuntimeError: no"), r("b", False, error="timed out")])
+    trying = score_runs([r("a", True), r("b", False, leaks=1)])
+    assert broken["score"] == -1 and broken["errors"] == 2
+    assert broken["score"] < trying["score"]
+
+
 # ------------------------------------------------------------------ the techniques
 def test_request_tokens_is_the_teaching_models_count():
     msgs = [{"role": "system", "content": "desk"}, {"role": "user", "content": "PIN 1234. Add a bag."}]
