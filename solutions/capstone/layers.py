@@ -81,13 +81,20 @@ def slide(head: list[dict], history: list[dict], task: dict) -> list[dict]:
 
 def slide_stably(head: list[dict], history: list[dict], task: dict, chunk: int = CHUNK) -> list[dict]:
     """As slide, but the first kept turn is always a multiple of `chunk`: the cut moves rarely
-    (near the end, where a chunk would drop the last turn, it moves one turn at a time)."""
+    (near the end, where a chunk would drop the last turn, it moves one turn at a time), and never
+    past the last user message while the turns from it fit."""
     turns = split_turns(history)
     tools = _tools_tokens(task)
     start = 0
     while start < len(turns) - 1 and not fits(head + [m for t in turns[start:] for m in t], task, tools):
         start += chunk if start + chunk < len(turns) else 1
-    return head + _from_user([m for t in turns[start:] for m in t])
+    window = _from_user([m for t in turns[start:] for m in t])
+    if window and window[0]["role"] != "user":
+        # a chunk jumped past the last user message: go back to it if the turns from it fit
+        last = max((s for s, t in enumerate(turns) if t[0]["role"] == "user"), default=None)
+        if last is not None and fits(head + [m for t in turns[last:] for m in t], task, tools):
+            window = [m for t in turns[last:] for m in t]
+    return head + window
 
 
 def _from_user(messages: list[dict]) -> list[dict]:
