@@ -68,6 +68,7 @@ DATA_TYPES = frozenset({
     # course.givens: what the labs hand the student (tests/labs/test_hostile_wire.py checks that
     # every data class, named tuple, marked dict and exception there is listed)
     "course.givens.capstone:ManagerError",
+    "course.givens.capstone_family:Family",
     "course.givens.gssc.config:BudgetError", "course.givens.gssc.config:ContextConfig",
     "course.givens.gssc.packets:Packet",
     "course.givens.injection:Effects", "course.givens.injection:Guarded",
