@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from course import tracing
 from course.usage import read_usage
 from solutions.costs import price_run
 from solutions.tokens import request_token_ids
@@ -73,16 +74,23 @@ def request_messages(layout: str, system: str, session: Session, history: list[d
     if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}: choose one of {', '.join(LAYOUTS)}")
     profile_at, retrieved_at = LAYOUTS[layout]
-    parts = [system]
+    parts, memories = [system], []
     if profile_at == "system":
-        parts.append(memory_block(session.profile, "user_profile"))
+        memories.append(memory_block(session.profile, "user_profile"))
     if retrieved_at == "system":
-        parts.append(memory_block(turn.retrieved, "memories"))
-    question = turn.question
+        memories.append(memory_block(turn.retrieved, "memories"))
+    parts += memories
+    question, asked = turn.question, []
     if retrieved_at == "tail" and turn.retrieved:
-        question = memory_block(turn.retrieved, "memories") + "\n\n" + question
-    return ([{"role": "system", "content": "\n\n".join(p for p in parts if p)}] + list(history)
-            + [{"role": "user", "content": question}])
+        asked.append(memory_block(turn.retrieved, "memories"))
+        question = asked[0] + "\n\n" + question
+    head = {"role": "system", "content": "\n\n".join(p for p in parts if p)}
+    tail = {"role": "user", "content": question}
+    # the trace counts the memory blocks as retrieved memory, not as system prompt or history
+    for message, blocks in ((head, memories), (tail, asked)):
+        for block in filter(None, blocks):
+            tracing.tag("retrieved memory", message, block)
+    return [head] + list(history) + [tail]
 
 
 def run_layout(create: Callable, layout: str, system: str, sessions: Sequence[Session],

@@ -20,6 +20,8 @@ Attributes of a request span (`course.*`: the course's own namespace):
                                                        conventions' name, from a later version
                                                        than 1.37.0; the instrumentation records
                                                        it for the Responses API only)
+    server.address, server.port                        the endpoint (the conventions' names),
+                                                       when the instrumentation left them out
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ import contextvars
 import sys
 import threading
 from collections import OrderedDict
+from urllib.parse import urlsplit
 
 from course.tracing import setup
 from course.tracing.composition import compose, divergence
@@ -88,7 +91,8 @@ def responses_span(state):
     def traced(wrapped, instance, args, kwargs):
         model = kwargs.get("model") or ""
         attributes = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
-                      "gen_ai.request.model": model, "course.cache.key": cache_key(instance, kwargs)}
+                      "gen_ai.request.model": model, "course.cache.key": cache_key(instance, kwargs),
+                      **server_attributes(instance)}
         with state.tracer.start_as_current_span(f"chat {model}".strip(), kind=SpanKind.CLIENT,
                                                 attributes=attributes,
                                                 record_exception=False) as span:
@@ -171,7 +175,23 @@ def cache_key(instance, kwargs) -> str:
     return " ".join(str(part) for part in (base, kwargs.get("model", ""), key or "") if part)
 
 
+def server_attributes(instance) -> dict:
+    """server.address and server.port of the client's endpoint. The instrumentation (2.4b0)
+    reads them only from an `httpx.URL`, and openai 3.51's base_url is an `httpx2.URL`, so it
+    records neither: the same values from the URL's text (port 443 left out, as it does)."""
+    client = getattr(instance, "_client", None)
+    url = urlsplit(str(getattr(client, "base_url", "") or ""))
+    attributes = {}
+    if url.hostname:
+        attributes["server.address"] = url.hostname
+        if url.port and url.port != 443:
+            attributes["server.port"] = url.port
+    return attributes
+
+
 def record(state, span, instance, kwargs) -> None:
+    if "server.address" not in (getattr(span, "attributes", None) or {}):
+        span.set_attributes(server_attributes(instance))
     messages, tools = kwargs.get("messages"), kwargs.get("tools")
     if not isinstance(messages, (list, tuple)) or not isinstance(tools, (list, tuple, type(None))):
         return  # an iterator would be used up here, before the request is sent

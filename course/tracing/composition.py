@@ -4,7 +4,9 @@ pure functions of the request (its messages and tools), no OpenTelemetry here.
 Every message belongs to one *part* (system prompt, history, tool results, notes, a summary …).
 The part is said by the code that put the message there (`tag`), never guessed from the text;
 an untagged message falls back to its role's part (a structural fact, not a guess). The tools
-block is always "tool definitions".
+block is always "tool definitions". Code that writes a part into another message (retrieved
+memory into the system prompt, a note into the user's request) tags that text inside it
+(`tag(part, message, text)`): its tokens move from the message's part to its own.
 
 Tokens are counted with the teaching model's template (course/llm/template.py): exact for the
 teaching model, an estimate for a real provider (whose `usage` stays the ground truth).
@@ -27,7 +29,8 @@ PARTS = (N_("system prompt"), TOOLS_PART, N_("history"), N_("tool results"), N_(
          N_("status bar"), N_("skills"), N_("retrieved memory"), N_("summary"))
 
 _TAGS: OrderedDict[str, str] = OrderedDict()   # message hash -> part, most recent last
-_TAGS_LIMIT = 100_000                          # a bound, so a long session cannot grow it forever
+_SEGMENTS: OrderedDict[str, tuple] = OrderedDict()  # message hash -> ((part, text inside it), ...)
+_TAGS_LIMIT = 100_000                          # a bound, so a long session cannot grow them forever
 _tags_lock = threading.Lock()
 
 
@@ -56,16 +59,35 @@ def message_hash(message) -> str:
     return format(hash(frozen(as_plain(message))) & 0xFFFF_FFFF_FFFF_FFFF, "016x")
 
 
-def tag(part: str, message):
+def _remember(table: OrderedDict, key: str, value) -> None:
+    table[key] = value
+    table.move_to_end(key)
+    while len(table) > _TAGS_LIMIT:
+        table.popitem(last=False)
+
+
+def tag(part: str, message, text: str | None = None):
     """Say which part of the context `message` is ("notes", "summary", …); returns the message,
     so it can be written inline: `messages.append(tag("notes", {"role": "user", ...}))`.
-    The tag belongs to the message's content: an equal message sent later has the same part."""
+    With `text`: only that text, written inside the message, is `part` (a memory block in the
+    system prompt); the rest keeps the message's own part. Raises ValueError if the message's
+    text does not contain it. The tag belongs to the message's content: an equal message sent
+    later has the same part."""
     key = message_hash(message)
+    if text is not None:
+        from course.llm.template import content_text
+
+        if not isinstance(text, str) or not text or text not in content_text(as_plain(message).get("content")):
+            raise ValueError(f"tag({part!r}, message, text): the text must be a non-empty string the "
+                             f"message's content contains, got {str(text)[:60]!r}")
     with _tags_lock:
-        _TAGS[key] = part
-        _TAGS.move_to_end(key)
-        while len(_TAGS) > _TAGS_LIMIT:
-            _TAGS.popitem(last=False)
+        if text is None:
+            _remember(_TAGS, key, part)
+        else:
+            segments = _SEGMENTS.get(key, ())
+            if (part, text) not in segments:
+                segments += ((part, text),)
+            _remember(_SEGMENTS, key, segments)
     return message
 
 
@@ -80,22 +102,33 @@ def part_of(message, digest: str) -> str:
 @dataclass(frozen=True)
 class Composition:
     """One request's context: per unit (the tools block, then each message) its digest, part
-    and tokens; `fixed` is the tokens outside any message (the reply primer)."""
+    and tokens; `fixed` is the tokens outside any message (the reply primer); `splits`: tagged
+    text inside a unit, as (unit, part, tokens) taken from that unit's own part."""
 
     hashes: tuple[str, ...]
     parts: tuple[str, ...]
     tokens: tuple[int, ...]
     fixed: int
+    splits: tuple[tuple[int, str, int], ...] = ()
 
     @property
     def total(self) -> int:
         return sum(self.tokens) + self.fixed
 
     def by_part(self) -> dict[str, int]:
-        """Tokens per part, in the order the parts first appear."""
+        """Tokens per part, in the order the parts first appear (a unit's own part before the
+        parts tagged inside it)."""
         out: dict[str, int] = {}
-        for part, count in zip(self.parts, self.tokens):
-            out[part] = out.get(part, 0) + count
+        inside: dict[int, list] = {}
+        for unit, part, count in self.splits:
+            inside.setdefault(unit, []).append((part, count))
+        for unit, (part, count) in enumerate(zip(self.parts, self.tokens)):
+            moved = inside.get(unit, ())
+            own = count - sum(n for _part, n in moved)
+            if own > 0 or not moved:
+                out[part] = out.get(part, 0) + own
+            for inner, n in moved:
+                out[inner] = out.get(inner, 0) + n
         return out
 
 
@@ -124,9 +157,9 @@ def _primer_tokens() -> int:
 
 def compose(messages, tools=None) -> Composition:
     """The composition of a request (its `messages` and `tools`, as sent)."""
-    from course.llm.template import fixed_token_count, message_token_count
+    from course.llm.template import fixed_token_count, message_token_count, piece_ids
 
-    hashes, parts, tokens = [], [], []
+    hashes, parts, tokens, splits = [], [], [], []
     fixed = _primer_tokens()
     if tools:
         tools = list(tools)
@@ -140,7 +173,14 @@ def compose(messages, tools=None) -> Composition:
         hashes.append(digest)
         parts.append(part_of(plain, digest))
         tokens.append(_counted(digest, lambda: message_token_count(plain)))
-    return Composition(tuple(hashes), tuple(parts), tuple(tokens), fixed)
+        left = tokens[-1]
+        for part, text in _SEGMENTS.get(digest, ()):
+            # the text's own token count (at most what is left of the message: segments that
+            # overlap cannot take more than the message has)
+            count = min(left, _counted(f"text {hash(text):x}", lambda: len(piece_ids(text))))
+            splits.append((len(hashes) - 1, part, count))
+            left -= count
+    return Composition(tuple(hashes), tuple(parts), tuple(tokens), fixed, tuple(splits))
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from course import tracing
 from lesson_support.skills.catalogue import SKILLS_DIR, tool_catalogue, tools_by_name
 from lesson_support.skills.tool_search import search_tools
 from solutions.skills import Skill, SkillError, add_tools, load_skill, read_skill_file
@@ -76,6 +77,8 @@ def skill_result_text(skill: Skill) -> str:
     return f"---\nname: {skill.name}\ndescription: {skill.description}\n---\n{skill.body}"
 
 
+# The tools whose results are a skill (its body, one of its files): the trace counts them as skills.
+SKILL_TOOLS = ("load_skill", "read_skill_file")
 STAND_IN_RESULTS = {
     "fetch_ci_log": {"log_id": "log-4711", "lines": 1832, "job": "job-4711", "status": "failed"},
     "search_log": {"first_error": "test_png_read.c:88: error: implicit declaration of function 'png_get_io_ptr'", "line": 1204},
@@ -123,4 +126,5 @@ class ToolRun:
 
 def session_start(catalog_text: str) -> list[dict]:
     """The two messages a session starts from: the system prompt, then the catalogue."""
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": catalog_text}]
+    return [{"role": "system", "content": SYSTEM_PROMPT},
+            tracing.tag("skills", {"role": "user", "content": catalog_text})]

@@ -7,7 +7,8 @@ import copy
 import json
 from dataclasses import dataclass
 
-from lesson_support.skills.harness import ToolRun
+from course import tracing
+from lesson_support.skills.harness import SKILL_TOOLS, ToolRun
 from lesson_support.skills.model_calls import ask, usage_of
 
 
@@ -57,7 +58,10 @@ def session_steps(client, model: str, requests: list[str], messages: list[dict],
                  "function": {"name": c.function.name, "arguments": c.function.arguments}}
                 for c in message.tool_calls]})
             for c, (name, args) in zip(message.tool_calls, calls):
-                messages.append({"role": "tool", "tool_call_id": c.id, "content": run(name, args)})
+                result = {"role": "tool", "tool_call_id": c.id, "content": run(name, args)}
+                if name in SKILL_TOOLS:  # a skill's body or file: the trace's "skills" part
+                    tracing.tag("skills", result)
+                messages.append(result)
 
 
 def run_session(client, model: str, requests: list[str], messages: list[dict],

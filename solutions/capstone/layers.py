@@ -23,6 +23,7 @@ import json
 import re
 from functools import lru_cache
 
+from course import tracing
 from course.givens.capstone import CAP, CHUNK  # the lab's parameters: its stubs' defaults
 from solutions.compaction.turns import split_turns
 from solutions.tokens import count_request_tokens, truncate_to_tokens
@@ -157,7 +158,8 @@ def remember(history: list[dict], task: dict | None = None) -> list[dict]:
         return history
     wording = NOTE.get((task or {}).get("family", "desk"), NOTE["desk"])
     add = "\n" + wording.format(code=note[1], ident=note[0]) + " (as noted earlier in the conversation)."
-    return history[:last] + [{**history[last], "content": text + add}] + history[last + 1:]
+    noted = tracing.tag("notes", {**history[last], "content": text + add}, add)  # the trace's part
+    return history[:last] + [noted] + history[last + 1:]
 
 
 def summarise(history: list[dict], keep_turns: int) -> list[dict]:
@@ -174,6 +176,6 @@ def summarise(history: list[dict], keep_turns: int) -> list[dict]:
                 lines.append("asked: " + (m.get("content") or "")[:120])
             for c in m.get("tool_calls") or ():
                 lines.append(f"did: {c['function']['name']}({c['function']['arguments']})")
-    summary = {"role": "user", "content": "<summary of the earlier conversation>\n"
-               + "\n".join(lines[-60:]) + "\n</summary>"}
+    summary = tracing.tag("summary", {"role": "user", "content": "<summary of the earlier conversation>\n"
+                                      + "\n".join(lines[-60:]) + "\n</summary>"})
     return [summary] + _from_user([m for t in recent for m in t])

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from course import tracing
 from course.givens.status_bar import CLOSE, OPEN, StatusMessage
 
 MODES = ("replace", "append")
@@ -99,7 +100,7 @@ def place_status(messages: list[dict], block: str, mode: str = "replace") -> lis
                          f"have no results yet: a bar placed now would sit between a call and its "
                          f"result. Add the tool results first.")
     kept = messages if mode == "append" else [m for m in map(_without_bar, messages) if m is not None]
-    return [*kept, StatusMessage(block)]
+    return [*kept, tracing.tag("status bar", StatusMessage(block))]  # the trace's part for it
 
 
 def latest_status(messages: list[dict]) -> str | None:

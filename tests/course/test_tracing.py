@@ -64,6 +64,8 @@ def test_a_request_is_a_genai_span_with_the_composition_by_part(traced):
     assert a["course.context.tokens"] == reply.usage.prompt_tokens
     assert sum(a["course.context.part_tokens"]) < reply.usage.prompt_tokens
     assert "gen_ai.input.messages" not in a  # contents are off unless the student opts in
+    # the endpoint, which the instrumentation reads only from an httpx.URL (openai's is httpx2's)
+    assert (a["server.address"], a["server.port"]) == (server.host, server.port)
 
 
 def test_where_a_request_first_differs_from_the_previous_one_and_what_the_cache_kept(traced):
@@ -160,6 +162,7 @@ def test_a_responses_api_request_is_a_span_too(traced, imported_first):
     assert ok.attributes["gen_ai.usage.input_tokens"] == reply.usage.input_tokens
     assert ok.attributes["gen_ai.usage.cache_read.input_tokens"] == 0
     assert ok.attributes["gen_ai.response.id"] == reply.id
+    assert (ok.attributes["server.address"], ok.attributes["server.port"]) == (server.host, server.port)
     assert refused.attributes["error.type"] == "BadRequestError"
     assert [r.input_tokens for r in tracing.requests()] == [reply.usage.input_tokens, None]
 

@@ -5,8 +5,10 @@ under COURSE_LANGUAGE=zh-CN). Issue 49."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from course.llm.template import prompt_token_ids
+from course.llm.template import piece_ids, prompt_token_ids
 from course.tracing import composition, inspector, records
 from course.tracing.composition import compose, divergence, tag
 
@@ -39,6 +41,38 @@ def test_the_composition_adds_up_to_the_teaching_models_count_and_keeps_the_tags
     assert compose([dict(notes)]).parts == ("notes",)
     # an untagged message is its role's part, whatever its text says
     assert compose([{"role": "user", "content": "Notes so far: other."}]).parts == ("history",)
+
+
+def test_text_tagged_inside_a_message_takes_its_tokens_from_the_messages_part():
+    memory = "<memories>\n- The user's trip to Oslo is on 3 May.\n- They prefer aisle seats.\n</memories>"
+    system = {"role": "system", "content": "You are a careful assistant.\n\n" + memory}
+    whole = compose([system]).by_part()
+    tag("retrieved memory", system, memory)
+    tag("retrieved memory", dict(system), memory)  # tagged again (the next turn): counted once
+    c = compose([system, {"role": "user", "content": "When do I fly?"}])
+    parts = c.by_part()
+    assert list(parts) == ["system prompt", "retrieved memory", "history"]
+    assert parts["retrieved memory"] == len(piece_ids(memory)) > 0
+    assert parts["system prompt"] + parts["retrieved memory"] == whole["system prompt"]
+    assert sum(parts.values()) + c.fixed == c.total  # nothing counted twice or lost
+    with pytest.raises(ValueError, match="must be a non-empty string the message's content contains"):
+        tag("notes", system, "not in it")
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["notes", "skills", "summary"]),
+                          st.integers(0, 400)), max_size=6),
+       st.lists(st.integers(1, 300), min_size=4, max_size=4))
+def test_by_part_keeps_every_token_once_whatever_is_tagged_inside(splits, tokens):
+    # compose never moves more than a unit has left; by_part must keep the total either way
+    left = list(tokens)
+    kept = []
+    for unit, part, count in splits:
+        count = min(count, left[unit])
+        left[unit] -= count
+        kept.append((unit, part, count))
+    c = composition.Composition(("a", "b", "c", "d"), ("system prompt", "history", "history",
+                                                       "tool results"), tuple(tokens), 5, tuple(kept))
+    assert sum(c.by_part().values()) == sum(tokens)
 
 
 def test_divergence_is_the_first_changed_unit_and_the_tokens_before_it():

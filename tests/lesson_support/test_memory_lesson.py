@@ -8,6 +8,8 @@ import pytest
 
 import course.llm
 
+from course.llm.template import piece_ids
+from course.tracing.composition import compose
 from course.givens.memory import SAMPLE_SESSION, utc
 from course.givens.memory import Session as GivenSession
 from lesson_support import cache_experiment as K
@@ -66,6 +68,20 @@ def test_the_profile_follows_the_static_system_prompt_and_retrieval_goes_where_t
     assert request_messages("no memory", "RULES", SESSIONS[0], [], turn)[0]["content"] == "RULES"
     with pytest.raises(ValueError, match="unknown layout 'top'"):
         request_messages("top", "RULES", SESSIONS[0], [], turn)
+
+
+@pytest.mark.parametrize("layout", ["profile in the prefix + retrieval at the tail",
+                                    "retrieval in the system prompt"])
+def test_the_trace_counts_the_memory_blocks_as_retrieved_memory(layout):
+    """Tagged by the code that wrote them (course.tracing.tag), whichever message holds them."""
+    turn = SESSIONS[0].turns[0]
+    messages = request_messages(layout, "RULES", SESSIONS[0], [], turn)
+    parts = compose(messages).by_part()
+    blocks = [memory_block(turn.retrieved, "memories")]
+    if layout.startswith("profile"):
+        blocks.append(memory_block(SESSIONS[0].profile, "user_profile"))
+    assert parts["retrieved memory"] == sum(len(piece_ids(b)) for b in blocks)
+    assert {"system prompt", "history"} <= set(parts)  # what is left of each message keeps its part
 
 
 @pytest.mark.parametrize("layout", APPEND_ONLY)

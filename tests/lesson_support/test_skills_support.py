@@ -228,3 +228,18 @@ def test_provider_demo_says_when_a_session_hit_the_cap(capsys):
                      ls.session_start("x"), [], ls.reply_lines, max_calls=2)
     assert capsys.readouterr().out.splitlines()[-1] == \
         "request(s) [1] stopped at the cap of 2 replies, still calling tools"
+
+
+def test_the_trace_counts_the_catalogue_and_a_loaded_skill_as_skills():
+    """Tagged by the code that put them in the context (course.tracing.tag), not by their text."""
+    from course.tracing.composition import compose
+
+    client = _Scripted([{"calls": [("load_skill", json.dumps({"name": "csv-report"})),
+                                   ("read_file", '{"path": "a"}')]},
+                        {"content": "Done."}])
+    messages = ls.session_start("<available_skills>\n- csv-report\n</available_skills>")
+    ls.run_session(client, "m", ["make the report"], messages, [ls.LOAD_SKILL_TOOL])
+    catalogue, skill, other = messages[1], messages[4], messages[5]
+    assert "csv-report" in skill["content"] and other["role"] == "tool"
+    units = dict(zip(map(json.dumps, messages), compose(messages).parts))
+    assert [units[json.dumps(m)] for m in (catalogue, skill, other)] == ["skills", "skills", "tool results"]

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from course.givens.capstone import (DEV_SEEDS, WORKER_ANSWERS, confined_manager, dev_tasks, evaluate,
                                     make_task, public_view, tools_of)
 from course.labs import confinement
+from course.llm.template import piece_ids
 from course.labs.remote import ExerciseError
 from lesson_support.capstone import naive
 from solutions.capstone import cap_results, fence, next_request, remember, self_test, slide_stably
@@ -113,6 +114,21 @@ def test_remember_finds_every_call_back_of_the_development_set():
                 assert remember(history, view)[-1]["content"].endswith(f"\n{note} (as noted earlier in the conversation).")
                 families.add(view["family"])
     assert families == set(NOTE)
+
+
+def test_the_trace_counts_a_written_note_as_notes_and_a_summary_as_summary():
+    """Tagged by the layer that wrote them (course.tracing.tag): the user's own words stay history."""
+    from course.tracing.composition import compose
+    from solutions.capstone.layers import summarise
+
+    history = [user('PIN 4821. Add a bag to trip "QZKLMA".'), reply(), user("Same trip as before: a seat too.")]
+    noted = remember(history, DESK)
+    parts = compose(noted).by_part()
+    added = noted[-1]["content"][len(history[-1]["content"]):]
+    assert parts["notes"] == len(piece_ids(added)) and parts["history"] > 0
+    assert compose(history).by_part().keys() == {"history"}
+    summary = summarise(history + [reply(), user("And a meal?"), reply()], keep_turns=1)[0]
+    assert compose([summary]).parts == ("summary",)
 
 
 # ------------------------------------------------------------------ slide_stably

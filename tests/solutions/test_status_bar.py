@@ -232,6 +232,15 @@ def test_append_keeps_every_bar_and_the_prefix():
     assert two[:len(one)] == one and [m["content"] for m in two if is_status_message(m)] == [BAR1, BAR2]
 
 
+def test_the_trace_counts_a_placed_bar_as_the_status_bar():
+    """Tagged by the code that placed it (course.tracing.tag); the rest keeps its role's part."""
+    from course.tracing.composition import compose
+
+    parts = compose(place_status(BASE, BAR1, "replace")).by_part()
+    assert list(parts)[-1] == "status bar" and parts["status bar"] > 0
+    assert "status bar" not in compose(BASE).by_part()
+
+
 def test_place_does_not_change_its_input():
     messages = BASE + [assistant("a"), result("a")]
     snapshot = copy.deepcopy(messages)
