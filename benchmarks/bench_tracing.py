@@ -15,10 +15,12 @@ getting busier does not favour one side), in a fresh kernel as Run All does. The
 kernel's CPU time (user + system, from the operating system's accounting of the finished kernel
 process and anything it waited for), not the wall time: on a shared machine other processes
 stretch the wall time of a run but not its CPU time. The teaching model runs inside the kernel,
-so its work counts too. Prints each run's CPU and wall seconds, then per lesson the median CPU
-time off and on, their ratio, and the spread: the lowest and highest on/off ratio of the rounds'
-pairs; and the size of the OTLP JSON written by the last traced run (with how many request spans
-it holds). Never asserted: figures depend on the machine.
+so its work counts too. The wall time is what a student waits: the whole run (kernel start,
+cells, shutdown) and its cells alone (the stricter: tracing starts in the first cell, the kernel
+start is the same either way); on a quiet machine only. Prints each run's figures, then per
+lesson and per measure the median off and on, their ratio, and the spread: the lowest and highest
+on/off ratio of the rounds' pairs; and the size of the OTLP JSON written by the last traced run
+(with how many request spans it holds). Never asserted: figures depend on the machine.
 """
 from __future__ import annotations
 
@@ -48,17 +50,28 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run(path: Path, tracing: str, folder: Path) -> tuple[float, float, list[Path]]:
-    """Wall seconds and the kernel's CPU seconds for one Run All of `path` with
-    COURSE_TRACE=`tracing`, and the trace files it wrote (into `folder`, empty: other processes
-    write into .traces/ too). The kernel is this process's child and is waited for when the run
-    ends, so its CPU time is the change in the children's."""
+def run(path: Path, tracing: str, folder: Path) -> tuple[float, float, float, list[Path]]:
+    """Wall seconds (the whole run: kernel start, cells, shutdown; and the cells alone) and the
+    kernel's CPU seconds for one Run All of `path` with COURSE_TRACE=`tracing`, and the trace
+    files it wrote (into `folder`, empty: other processes write into .traces/ too). The kernel
+    is this process's child and is waited for when the run ends, so its CPU time is the change
+    in the children's."""
     os.environ["COURSE_TRACE"] = tracing  # the kernel inherits them
     os.environ[ENV_DIR] = str(folder)
     cpu = children_cpu()
-    _, total, _ = time_notebook(path)
+    _, total, cells = time_notebook(path)
     cpu = children_cpu() - cpu
-    return total, cpu, sorted(folder.glob("*.jsonl"))
+    return total, sum(seconds for _, seconds, _ in cells), cpu, sorted(folder.glob("*.jsonl"))
+
+
+def ratio_line(name: str, off: list, on: list, unit: str = "s") -> str:
+    """Medians off and on (with their ranges), the ratio of the medians, and the spread: the
+    lowest and highest on/off ratio of one round's pair."""
+    pairs = sorted(b / a for a, b in zip(off, on))
+    return (f"{name}: off {statistics.median(off):.2f} {unit} ({min(off):.2f}-{max(off):.2f}), "
+            f"on {statistics.median(on):.2f} {unit} ({min(on):.2f}-{max(on):.2f}), "
+            f"on/off {statistics.median(on) / statistics.median(off):.3f} "
+            f"(pairs {pairs[0]:.3f}-{pairs[-1]:.3f})")
 
 
 def request_spans(files: list[Path]) -> int:
@@ -240,8 +253,8 @@ def main() -> None:
         return
     paths = [p.resolve() for p in args.notebooks] or [ROOT / "notebooks" / name for name in LESSONS]
     print(f"load before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    cpu: dict = {(p.name, mode): [] for p in paths for mode in ("off", "on")}
-    wall: dict = {(p.name, mode): [] for p in paths for mode in ("off", "on")}
+    figures = {kind: {(p.name, mode): [] for p in paths for mode in ("off", "on")}
+               for kind in ("cpu", "wall", "cells")}
     files: dict = {p.name: [] for p in paths}
     import tempfile
 
@@ -250,26 +263,24 @@ def main() -> None:
         modes = ("off", "on") if round_number % 2 == 0 else ("on", "off")
         for path in paths:
             for mode in modes:
-                seconds, used, written = run(path, mode, traces / f"{round_number}-{path.stem}-{mode}")
-                wall[(path.name, mode)].append(seconds)
-                cpu[(path.name, mode)].append(used)
+                seconds, cells, used, written = run(path, mode, traces / f"{round_number}-{path.stem}-{mode}")
+                for kind, value in (("cpu", used), ("wall", seconds), ("cells", cells)):
+                    figures[kind][(path.name, mode)].append(value)
                 if mode == "on":
                     files[path.name] = written
                 print(f"round {round_number + 1}: {path.name} tracing {mode}: {used:.2f} s CPU, "
-                      f"{seconds:.1f} s wall (load {os.getloadavg()[0]:.2f})", flush=True)
+                      f"{seconds:.2f} s wall ({cells:.2f} s in its cells) (load {os.getloadavg()[0]:.2f})",
+                      flush=True)
     print(f"load after: {os.getloadavg()[0]:.2f}")
-    print(f"\nkernel CPU seconds, median of {args.rounds} rounds (spread: lowest-highest on/off of a round's pair)")
+    print(f"\nmedians of {args.rounds} rounds (spread: lowest-highest on/off of a round's pair)")
     for path in paths:
-        off, on = cpu[(path.name, "off")], cpu[(path.name, "on")]
-        pairs = sorted(b / a for a, b in zip(off, on))
         size = sum(f.stat().st_size for f in files[path.name])
-        print(f"{path.name}: off {statistics.median(off):.2f} s ({min(off):.2f}-{max(off):.2f}), "
-              f"on {statistics.median(on):.2f} s ({min(on):.2f}-{max(on):.2f}), "
-              f"on/off {statistics.median(on) / statistics.median(off):.3f} "
-              f"(pairs {pairs[0]:.3f}-{pairs[-1]:.3f}); wall medians "
-              f"{statistics.median(wall[(path.name, 'off')]):.1f} / {statistics.median(wall[(path.name, 'on')]):.1f} s; "
-              f"last traced run wrote {size / 1024:.1f} KiB of OTLP JSON in {len(files[path.name])} "
-              f"file(s), {request_spans(files[path.name])} request spans")
+        print(f"{path.name}: last traced run wrote {size / 1024:.1f} KiB of OTLP JSON in "
+              f"{len(files[path.name])} file(s), {request_spans(files[path.name])} request spans")
+        for kind, label in (("cpu", "kernel CPU"), ("wall", "wall, whole run"),
+                            ("cells", "wall, cells only")):
+            print("  " + ratio_line(label, figures[kind][(path.name, "off")],
+                                    figures[kind][(path.name, "on")]))
     import shutil
 
     shutil.rmtree(traces)
