@@ -103,13 +103,14 @@ def part_of(message, digest: str) -> str:
 class Composition:
     """One request's context: per unit (the tools block, then each message) its digest, part
     and tokens; `fixed` is the tokens outside any message (the reply primer); `splits`: tagged
-    text inside a unit, as (unit, part, tokens) taken from that unit's own part."""
+    text inside a unit, as (unit, part, tokens, the text's digest), the tokens taken from that
+    unit's own part."""
 
     hashes: tuple[str, ...]
     parts: tuple[str, ...]
     tokens: tuple[int, ...]
     fixed: int
-    splits: tuple[tuple[int, str, int], ...] = ()
+    splits: tuple[tuple[int, str, int, str], ...] = ()
 
     @property
     def total(self) -> int:
@@ -120,7 +121,7 @@ class Composition:
         parts tagged inside it)."""
         out: dict[str, int] = {}
         inside: dict[int, list] = {}
-        for unit, part, count in self.splits:
+        for unit, part, count, _digest in self.splits:
             inside.setdefault(unit, []).append((part, count))
         for unit, (part, count) in enumerate(zip(self.parts, self.tokens)):
             moved = inside.get(unit, ())
@@ -177,8 +178,9 @@ def compose(messages, tools=None) -> Composition:
         for part, text in _SEGMENTS.get(digest, ()):
             # the text's own token count (at most what is left of the message: segments that
             # overlap cannot take more than the message has)
-            count = min(left, _counted(f"text {hash(text):x}", lambda: len(piece_ids(text))))
-            splits.append((len(hashes) - 1, part, count))
+            text_digest = format(hash(text) & 0xFFFF_FFFF_FFFF_FFFF, "016x")
+            count = min(left, _counted("text " + text_digest, lambda: len(piece_ids(text))))
+            splits.append((len(hashes) - 1, part, count, text_digest))
             left -= count
     return Composition(tuple(hashes), tuple(parts), tuple(tokens), fixed, tuple(splits))
 
@@ -187,12 +189,23 @@ def compose(messages, tools=None) -> Composition:
 class Divergence:
     """Where a request first differs from the previous one with the same cache key: the unit
     (0 is the tools block when there is one), the token position (everything before it is a
-    shared prefix) and the part of the unit that differs; `unit` None: the requests are equal
-    up to the shorter one's end."""
+    shared prefix) and the part that differs (a text tagged inside the unit, when that is what
+    changed: `changed_part`); `unit` None: the requests are equal up to the shorter one's end."""
 
     unit: int | None
     token: int
     part: str | None
+
+
+def changed_part(before: Composition, now: Composition, unit: int) -> str:
+    """The part of `now`'s `unit` that changed: a text tagged inside it that `before`'s unit at
+    the same place does not hold (the memory block of a system prompt whose rules stayed the
+    same), else the unit's own part."""
+    held = {(part, digest) for u, part, _count, digest in before.splits if u == unit}
+    for u, part, _count, digest in now.splits:
+        if u == unit and (part, digest) not in held:
+            return part
+    return now.parts[unit]
 
 
 def divergence(before: Composition, now: Composition) -> Divergence:
@@ -201,7 +214,7 @@ def divergence(before: Composition, now: Composition) -> Divergence:
     shared = 0
     for i, (a, b) in enumerate(zip(before.hashes, now.hashes)):
         if a != b:
-            return Divergence(i, shared, now.parts[i])
+            return Divergence(i, shared, changed_part(before, now, i))
         shared += now.tokens[i]
     if len(now.hashes) > len(before.hashes):  # the new units come after the whole old prompt
         # the old prompt's generation primer is not part of the new one: the new unit starts here

@@ -59,6 +59,22 @@ def test_text_tagged_inside_a_message_takes_its_tokens_from_the_messages_part():
         tag("notes", system, "not in it")
 
 
+def test_a_changed_memory_block_is_where_the_prompt_diverged_not_the_system_prompt():
+    rules = "You are a careful assistant who answers from the memories below."
+
+    def request(memory: str, rules: str = rules):
+        system = {"role": "system", "content": rules + "\n\n" + memory}
+        tag("retrieved memory", system, memory)
+        return compose([system, {"role": "user", "content": "When do I fly?"}])
+
+    first = request("<memories>\n- Trip to Oslo on 3 May.\n</memories>")
+    moved = request("<memories>\n- Trip to Oslo on 4 May.\n</memories>")
+    assert divergence(first, moved) == composition.Divergence(0, 0, "retrieved memory")
+    # the same memories under changed rules: the system prompt's own text changed
+    ruled = request("<memories>\n- Trip to Oslo on 3 May.\n</memories>", rules + " Be brief.")
+    assert divergence(first, ruled).part == "system prompt"
+
+
 @given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["notes", "skills", "summary"]),
                           st.integers(0, 400)), max_size=6),
        st.lists(st.integers(1, 300), min_size=4, max_size=4))
@@ -69,7 +85,7 @@ def test_by_part_keeps_every_token_once_whatever_is_tagged_inside(splits, tokens
     for unit, part, count in splits:
         count = min(count, left[unit])
         left[unit] -= count
-        kept.append((unit, part, count))
+        kept.append((unit, part, count, f"{len(kept):016x}"))
     c = composition.Composition(("a", "b", "c", "d"), ("system prompt", "history", "history",
                                                        "tool results"), tuple(tokens), 5, tuple(kept))
     assert sum(c.by_part().values()) == sum(tokens)
