@@ -21,8 +21,6 @@ opentelemetry-instrumentation-openai-v2 2.4b0 emits the GenAI conventions of sch
 """
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import threading
 import time
@@ -100,24 +98,8 @@ def install(directory: Path | None = None) -> Tracing | None:
         return None
     with _lock:
         if _state is None:
-            with collections_paused():
-                _state = _build(directory or Path(os.environ.get(ENV_DIR) or TRACES_DIR))
+            _state = _build(directory or Path(os.environ.get(ENV_DIR) or TRACES_DIR))
         return _state
-
-
-@contextlib.contextmanager
-def collections_paused():
-    """No garbage collection while tracing starts. Its imports make tens of thousands of objects
-    that live as long as the kernel (modules, classes, functions); a full collection they set
-    off halfway scans the kernel's whole heap and frees none of them: about 50 ms of a lesson's
-    kernel (benchmarks/bench_tracing_share.py). Collection resumes right after, as it was."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def current() -> Tracing | None:

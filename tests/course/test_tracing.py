@@ -397,39 +397,3 @@ def test_a_200_step_runs_trace_holds_compositions_not_the_messages(traced, monke
     state = tracing.install(directory=tmp_path / "with-contents")
     sent, text = _two_hundred_steps(state, 3)
     assert [line for line in sent if line in text]
-
-
-def test_no_collection_runs_while_tracing_starts_and_collection_is_left_as_it_was(traced, monkeypatch):
-    """Its imports' objects live as long as the kernel: collecting halfway frees none of them."""
-    import gc
-
-    kept, seen, inside = [], [], []
-    build = setup._build
-
-    def allocating(directory):  # what importing does: many objects that stay
-        inside.append(True)
-        try:
-            kept.extend([] for _ in range(50_000))
-            return build(directory)
-        finally:
-            inside.clear()
-
-    def watch(phase, info):
-        if inside:  # after it, the young objects are collected as usual
-            seen.append(info["generation"])
-
-    monkeypatch.setattr(setup, "_build", allocating)
-    gc.callbacks.append(watch)
-    try:
-        assert gc.isenabled()
-        traced()
-    finally:
-        gc.callbacks.remove(watch)
-    assert gc.isenabled() and seen == []
-    tracing.shutdown()
-    gc.disable()
-    try:
-        traced()
-        assert not gc.isenabled()  # a caller that had turned it off keeps it off
-    finally:
-        gc.enable()
