@@ -25,6 +25,7 @@ MADE_BY_COMMANDS = {
     ".venv": "made by ./run.sh setup",
     "submissions": "the instructor's folder of collected notebooks",
     "reports": "written by the test run",
+    ".traces": "written by tracing when a kernel sends its first request (course.tracing)",
     "graded-notebooks": "written by course.grade beside the gradebook",
     "feedback": "written by course.grade beside the gradebook",
     "gradebook.md": "written by course.grade", "gradebook.csv": "written by course.grade",
