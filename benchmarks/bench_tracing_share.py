@@ -41,7 +41,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LESSONS = ("01_agent_loop.ipynb", "05_prompt_caching.ipynb", "11_production_compaction.ipynb")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_tracing import LESSONS  # noqa: E402 (the same three lessons)
 
 CHILD = r"""
 import contextlib, io, json, os, sys, time
