@@ -74,21 +74,17 @@ def request_messages(layout: str, system: str, session: Session, history: list[d
     if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}: choose one of {', '.join(LAYOUTS)}")
     profile_at, retrieved_at = LAYOUTS[layout]
-    parts, memories = [system], []
+    memories = []
     if profile_at == "system":
         memories.append(memory_block(session.profile, "user_profile"))
     if retrieved_at == "system":
         memories.append(memory_block(turn.retrieved, "memories"))
-    parts += memories
-    question, asked = turn.question, []
-    if retrieved_at == "tail" and turn.retrieved:
-        asked.append(memory_block(turn.retrieved, "memories"))
-        question = asked[0] + "\n\n" + question
-    head = {"role": "system", "content": "\n\n".join(p for p in parts if p)}
-    tail = {"role": "user", "content": question}
+    asked = memory_block(turn.retrieved, "memories") if retrieved_at == "tail" else ""
+    head = {"role": "system", "content": "\n\n".join(p for p in [system, *memories] if p)}
+    tail = {"role": "user", "content": asked + "\n\n" + turn.question if asked else turn.question}
     # the trace counts the memory blocks as retrieved memory, not as system prompt or history
-    for message, blocks in ((head, memories), (tail, asked)):
-        for block in filter(None, blocks):
+    for message, block in [*((head, m) for m in memories), (tail, asked)]:
+        if block:
             tracing.tag("retrieved memory", message, block)
     return [head] + list(history) + [tail]
 

@@ -56,7 +56,12 @@ def message_hash(message) -> str:
     hash: a string's hash is computed once and kept on it, so a history sent again and again
     (the same strings each time) costs next to nothing to digest; a copy of a message digests
     alike, and a changed message is a new string. Never written to the trace file."""
-    return format(hash(frozen(as_plain(message))) & 0xFFFF_FFFF_FFFF_FFFF, "016x")
+    return digest_of(frozen(as_plain(message)))
+
+
+def digest_of(value) -> str:
+    """A hashable value's digest, as text (within this process; never written to the trace)."""
+    return format(hash(value) & 0xFFFF_FFFF_FFFF_FFFF, "016x")
 
 
 def _remember(table: OrderedDict, key: str, value) -> None:
@@ -178,7 +183,7 @@ def compose(messages, tools=None) -> Composition:
         for part, text in _SEGMENTS.get(digest, ()):
             # the text's own token count (at most what is left of the message: segments that
             # overlap cannot take more than the message has)
-            text_digest = format(hash(text) & 0xFFFF_FFFF_FFFF_FFFF, "016x")
+            text_digest = digest_of(text)
             count = min(left, _counted("text " + text_digest, lambda: len(piece_ids(text))))
             splits.append((len(hashes) - 1, part, count, text_digest))
             left -= count
